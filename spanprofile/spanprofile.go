@@ -1,0 +1,95 @@
+// Package spanprofile is the in-memory form of a spanprof span profile: the
+// whole-run summary of Cilkview (work, span, burdened span, spawns, syncs) and
+// the per-site, per-calling-context measurements of Cilkprof (top-call-site,
+// top-caller and local, each on work and on span).
+//
+// The shadow runtime fills a Profile at the end of a run; Write encodes it as
+// the gzipped pprof protobuf of DESIGN §8 and Read decodes such a file back, so
+// that everything `spanprof report` prints is recoverable from the file alone.
+package spanprofile
+
+// Triple is one Cilkprof measurement of a set of invocations: how many, the
+// sum of their work and the sum of their spans.
+type Triple struct {
+	Count int64 `json:"count"`
+	Work  int64 `json:"work"`
+	Span  int64 `json:"span"`
+}
+
+// Add returns t with u added field by field.
+func (t Triple) Add(u Triple) Triple {
+	return Triple{t.Count + u.Count, t.Work + u.Work, t.Span + u.Span}
+}
+
+// Measurement holds the three Cilkprof measurements of a site (Section 6 of
+// the Cilkprof paper): top-call-site, top-caller and local.
+type Measurement struct {
+	TopCallSite Triple `json:"top_call_site"`
+	TopCaller   Triple `json:"top_caller"`
+	Local       Triple `json:"local"`
+}
+
+// Add returns m with n added field by field.
+func (m Measurement) Add(n Measurement) Measurement {
+	return Measurement{m.TopCallSite.Add(n.TopCallSite), m.TopCaller.Add(n.TopCaller), m.Local.Add(n.Local)}
+}
+
+// Kind says what a site is.
+type Kind string
+
+// The kinds of site.
+const (
+	KindRoot   Kind = "root"   // the program itself: strands outside any instrumented invocation
+	KindSpawn  Kind = "spawn"  // go statement, wg.Go, errgroup Go/TryGo, parlib spawn
+	KindCall   Kind = "call"   // call of an instrumented function
+	KindRegion Kind = "region" // a spanprof.Region annotation
+)
+
+// Site is a static place in the source that invokes work: a spawn, a call of
+// an instrumented function, or a region.
+type Site struct {
+	// File is the site's file, relative to the profiled module's root.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Func is the Go name of the spawned or called function, as the
+	// compiler names it (closures as main.pqsort.func1).
+	Func string `json:"func"`
+	// Caller is the Go name of the function that contains the site.
+	Caller string `json:"caller"`
+	Kind   Kind   `json:"kind"`
+}
+
+// Context is one folded calling context: a stack of sites from the root to a
+// leaf, where recursion has been folded (a site already on the stack returns
+// to that frame's context), with the measurements of the invocations whose
+// innermost site is the leaf in this context.
+type Context struct {
+	// Stack holds indexes into Profile.Sites, root first. The root context
+	// (strands outside every instrumented invocation) has an empty stack.
+	Stack  []int       `json:"stack"`
+	OnWork Measurement `json:"on_work"`
+	OnSpan Measurement `json:"on_span"`
+}
+
+// Profile is a span profile of one run.
+type Profile struct {
+	Mode    string `json:"mode"`    // serial or parallel
+	Measure string `json:"measure"` // clock, instructions, cycles, task-clock, synthetic
+	Unit    string `json:"unit"`    // nanoseconds, instructions, cycles, count
+
+	Work         int64 `json:"work"`
+	Span         int64 `json:"span"`
+	BurdenedSpan int64 `json:"burdened_span"`
+	Burden       int64 `json:"burden"` // per spawn, in Unit
+	Spawns       int64 `json:"spawns"`
+	Syncs        int64 `json:"syncs"`
+
+	// Overhead is the per-event cost of the instrumentation that was
+	// subtracted from every strand (calibrated at start-up), in Unit, and
+	// Subtracted the total removed from the work over the run.
+	Overhead   int64 `json:"overhead"`
+	Subtracted int64 `json:"subtracted"`
+
+	Sites    []Site    `json:"sites"`
+	Contexts []Context `json:"contexts"`
+}

@@ -1,0 +1,430 @@
+package shadow
+
+import (
+	"unsafe"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// Reader is the one method of a measure that the hot path calls.
+// perf.Measure satisfies it.
+type Reader interface {
+	Read() uint64
+}
+
+// Config configures an Engine.
+type Config struct {
+	Measure     Reader
+	MeasureName string // clock, instructions, cycles, task-clock, synthetic
+	Unit        string // nanoseconds, instructions, cycles
+	Mode        string // serial (parallel is not implemented yet)
+	// Burden is the scheduling cost charged to every spawn's continuation
+	// edge for the burdened span (Cilkview Figure 13), in Unit.
+	Burden int64
+	// Overhead is the instrumentation's own cost per event, in Unit,
+	// subtracted from every strand (Cilkprof §7's compensation).
+	Overhead int64
+}
+
+// frame is an instantiated function on the shadow stack: an invocation of a
+// site (call, spawn or region), or the root of the program.
+type frame struct {
+	id    uint64 // activation; unique for the run
+	start int64  // event number of the invocation's first event
+	mark  int64  // event number of the last change of o, conn or up
+
+	site      int32
+	ctx       int32
+	fn        int32
+	topCS     bool // no invocation of the same site is active above (Cilkprof §6)
+	topCaller bool // no invocation from the same function is active above
+
+	t0      int64 // span time (absolute longest path) at the start
+	w0      int64 // work at the start
+	ownWork int64 // local work: strands of this frame, not of its children
+
+	// Local span: o is the length of this frame's own strands on the
+	// longest path to the current point. conn reports whether that path
+	// passes the frame's start; if not, up holds the record chain of the
+	// path before this frame's segment.
+	o    int64
+	conn bool
+	up   *record
+	rec  *record // cached record of (id, o, conn, up); nil when stale
+}
+
+// task is a goroutine. In serial mode a spawned task runs to completion
+// before its parent continues (serial elision), so tasks form a stack.
+type task struct {
+	t, tb int64 // span and burdened span at the current point
+	path  prof  // profile of the longest path to the current point
+	base  int   // index in frames of the task's first frame
+	fork  *record
+}
+
+// value is what flows along join edges: the longest path to a point.
+type value struct {
+	t, tb int64
+	path  prof
+	chain *record
+}
+
+// Engine is the shadow runtime of one profiled run in serial mode: it keeps
+// Cilkview's work, span and burdened span and Cilkprof's per-context
+// measurements as the program's parallel-control events arrive.
+//
+// Span is computed with absolute times (the longest path from the start of
+// the program, as Cilkview's Figure 13 does) rather than Cilkprof's
+// frame-relative prefix/longest-child/continuation, because Go's join objects
+// need not nest: a child starts at its parent's time, a Done takes the
+// maximum into its join object, and a Wait takes the maximum back. See
+// doc.go for the definitions of every measurement.
+type Engine struct {
+	cfg        Config
+	m          Reader
+	last       uint64
+	overhead   int64
+	subtracted int64
+
+	seq    int64
+	nextID uint64
+	work   int64
+	spawns int64
+	syncs  int64
+
+	frames []frame
+	tasks  []task
+
+	tab      *siteTable
+	fn       []int32 // copy of tab.fn
+	active   []int32 // per site: active invocations
+	foldCtx  []int32 // per site: context of its outermost active invocation
+	activeFn []int32 // per function: active invocations of sites in it
+
+	cct    *contexts
+	onWork []spanprofile.Measurement // per context
+
+	pp    profPool
+	rp    recordPool
+	joins joinTable
+
+	hasSink bool
+	sink    value
+	sinkTb  int64
+	stopped bool
+}
+
+// NewEngine starts a run measured by cfg.Measure over the sites of the
+// process-wide registry.
+func NewEngine(cfg Config) *Engine { return newEngine(cfg, &registry) }
+
+func newEngine(cfg Config, tab *siteTable) *Engine {
+	if cfg.Mode == "" {
+		cfg.Mode = "serial"
+	}
+	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts()}
+	e.joins.init()
+	e.growSites()
+	e.nextID = 1
+	e.tasks = append(e.tasks, task{base: 0})
+	e.frames = append(e.frames, frame{id: e.nextID, site: -1, conn: true})
+	e.nextID++
+	e.last = e.m.Read()
+	return e
+}
+
+// growSites sizes the per-site arrays to the table, which grows when a
+// package registers its sites after the run started (table doubling).
+func (e *Engine) growSites() {
+	e.tab.mu.Lock()
+	e.fn = append(e.fn[:0], e.tab.fn...)
+	e.tab.mu.Unlock()
+	n := len(e.fn)
+	for len(e.active) < n {
+		e.active = append(e.active, 0)
+		e.foldCtx = append(e.foldCtx, 0)
+	}
+	nf := 0
+	for _, f := range e.fn {
+		if int(f)+1 > nf {
+			nf = int(f) + 1
+		}
+	}
+	for len(e.activeFn) < nf {
+		e.activeFn = append(e.activeFn, 0)
+	}
+}
+
+// tick ends the current strand: it reads the measure, subtracts the
+// instrumentation's own cost and charges the rest to the innermost frame.
+func (e *Engine) tick() {
+	now := e.m.Read()
+	raw := int64(now - e.last)
+	e.last = now
+	e.seq++
+	d := raw - e.overhead
+	if d <= 0 {
+		e.subtracted += raw
+		return
+	}
+	e.subtracted += e.overhead
+	e.strand(d)
+}
+
+func (e *Engine) strand(d int64) {
+	e.work += d
+	f := &e.frames[len(e.frames)-1]
+	f.ownWork += d
+	f.o += d
+	f.mark = e.seq
+	if f.rec != nil {
+		e.rp.release(f.rec)
+		f.rec = nil
+	}
+	tk := &e.tasks[len(e.tasks)-1]
+	tk.t += d
+	tk.tb += d
+	e.pp.update(&tk.path, f.ctx, spanprofile.Measurement{Local: spanprofile.Triple{Span: d}})
+}
+
+// push starts an invocation of site in the current task.
+func (e *Engine) push(site SiteID) {
+	s := int32(site)
+	if int(s) >= len(e.active) {
+		e.growSites()
+	}
+	parent := &e.frames[len(e.frames)-1]
+	var ctx int32
+	if e.active[s] > 0 {
+		ctx = e.foldCtx[s] // fold recursion: back to the outer invocation's context
+	} else {
+		ctx = e.cct.child(parent.ctx, s)
+		e.foldCtx[s] = ctx
+	}
+	fn := e.fn[s]
+	tk := &e.tasks[len(e.tasks)-1]
+	e.frames = append(e.frames, frame{
+		id: e.nextID, start: e.seq, mark: e.seq,
+		site: s, ctx: ctx, fn: fn,
+		topCS: e.active[s] == 0, topCaller: e.activeFn[fn] == 0,
+		t0: tk.t, w0: e.work, conn: true,
+	})
+	e.nextID++
+	e.active[s]++
+	e.activeFn[fn]++
+}
+
+// finish records a completed invocation: on the work profile always, and on
+// the current path, which is the longest path to the invocation's end.
+func (e *Engine) finish(f *frame, tk *task) {
+	work, span := e.work-f.w0, tk.t-f.t0
+	m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: f.ownWork, Span: f.o}}
+	if f.topCS {
+		m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
+	}
+	if f.topCaller {
+		m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
+	}
+	for int(f.ctx) >= len(e.onWork) {
+		e.onWork = append(e.onWork, spanprofile.Measurement{})
+	}
+	addMeasurement(&e.onWork[f.ctx], &m)
+	m.Local.Span = 0 // on the path, local span comes from the strands themselves
+	e.pp.update(&tk.path, f.ctx, m)
+	e.active[f.site]--
+	e.activeFn[f.fn]--
+}
+
+// pop removes the innermost frame and returns its up chain, which the caller
+// now owns.
+func (e *Engine) pop() (conn bool, up *record) {
+	n := len(e.frames) - 1
+	f := &e.frames[n]
+	if f.rec != nil {
+		e.rp.release(f.rec)
+	}
+	conn, up = f.conn, f.up
+	*f = frame{}
+	e.frames = e.frames[:n]
+	return conn, up
+}
+
+// recordOf returns the record of frame i's current state, owned by the
+// frame (callers retain what they keep). Records of a frame are rebuilt only
+// after its state changed, so a chain of calls pays O(1) amortized.
+func (e *Engine) recordOf(i int) *record {
+	f := &e.frames[i]
+	if f.rec != nil {
+		return f.rec
+	}
+	var up *record
+	switch {
+	case !f.conn:
+		up = f.up
+	case i == e.tasks[len(e.tasks)-1].base:
+		up = e.tasks[len(e.tasks)-1].fork
+	case i > 0:
+		up = e.recordOf(i - 1)
+	}
+	f.rec = e.rp.get(f.id, f.o, f.mark, f.conn, up)
+	return f.rec
+}
+
+// adopt updates frame f after the path to the current point was replaced by
+// one whose record chain is chain: f's own strands on the new path are those
+// the chain records for f, or none.
+func (e *Engine) adopt(f *frame, chain *record) {
+	old := f.up
+	if r := find(chain, f.id, f.start); r != nil {
+		f.o, f.conn = r.o, r.conn
+		if r.conn {
+			f.up = nil
+		} else {
+			f.up = e.rp.retain(r.up)
+		}
+	} else {
+		f.o, f.conn, f.up = 0, false, e.rp.retain(chain)
+	}
+	e.rp.release(old)
+	f.mark = e.seq
+	if f.rec != nil {
+		e.rp.release(f.rec)
+		f.rec = nil
+	}
+}
+
+// CallBegin marks the start of an instrumented call (or region) at site.
+func (e *Engine) CallBegin(site SiteID) {
+	e.tick()
+	e.push(site)
+}
+
+// CallEnd marks the return of the innermost instrumented call.
+func (e *Engine) CallEnd() {
+	e.tick()
+	tk := &e.tasks[len(e.tasks)-1]
+	e.finish(&e.frames[len(e.frames)-1], tk)
+	conn, up := e.pop()
+	if !conn {
+		// The longest path to here does not pass the callee's start, so
+		// it may not pass the caller's own strands before the call.
+		e.adopt(&e.frames[len(e.frames)-1], up)
+	}
+	e.rp.release(up)
+}
+
+// SpawnBegin marks a spawn at site; in serial mode the child runs inline
+// right after, and SpawnEnd marks its return.
+func (e *Engine) SpawnBegin(site SiteID) {
+	e.tick()
+	e.spawns++
+	pt := len(e.tasks) - 1
+	fork := e.rp.retain(e.recordOf(len(e.frames) - 1))
+	child := task{t: e.tasks[pt].t, tb: e.tasks[pt].tb, path: e.pp.share(e.tasks[pt].path), base: len(e.frames), fork: fork}
+	e.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
+	e.tasks = append(e.tasks, child)
+	e.push(site)
+}
+
+// SpawnEnd marks the return of the spawned child. If obj is not nil the
+// return signals that join object (wg.Go, errgroup's Go).
+func (e *Engine) SpawnEnd(obj unsafe.Pointer) {
+	e.tick()
+	n := len(e.frames) - 1
+	tk := &e.tasks[len(e.tasks)-1]
+	e.finish(&e.frames[n], tk)
+	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n))}
+	tk.path = prof{}
+	_, up := e.pop()
+	e.rp.release(up)
+	e.rp.release(tk.fork)
+	*tk = task{}
+	e.tasks = e.tasks[:len(e.tasks)-1]
+	e.offerSink(&v)
+	if obj != nil {
+		e.contribute(obj, v)
+	} else {
+		e.drop(&v)
+	}
+}
+
+// Done marks a join contribution to obj from the current point (wg.Done,
+// a negative wg.Add). The invocations open in this goroutine contribute
+// what they have done so far to the path that reaches the join object.
+func (e *Engine) Done(obj unsafe.Pointer) {
+	e.tick()
+	tk := &e.tasks[len(e.tasks)-1]
+	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(tk.path), chain: e.rp.retain(e.recordOf(len(e.frames) - 1))}
+	for i := tk.base; i < len(e.frames); i++ {
+		f := &e.frames[i]
+		if f.site < 0 {
+			continue // the program's root is no invocation
+		}
+		work, span := e.work-f.w0, tk.t-f.t0
+		m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: f.ownWork}}
+		if f.topCS {
+			m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
+		}
+		if f.topCaller {
+			m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
+		}
+		e.pp.update(&v.path, f.ctx, m)
+	}
+	e.contribute(obj, v)
+}
+
+// Wait marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
+// parlib sync): the waiter continues from the longest of its own path and
+// the paths that signalled obj since the last wait on it.
+func (e *Engine) Wait(obj unsafe.Pointer) {
+	e.tick()
+	e.syncs++
+	acc, ok := e.joins.take(obj)
+	if !ok {
+		return
+	}
+	tk := &e.tasks[len(e.tasks)-1]
+	if acc.tb > tk.tb {
+		tk.tb = acc.tb
+	}
+	if acc.t > tk.t {
+		tk.t = acc.t
+		e.pp.assign(&tk.path, &acc.path)
+		e.adopt(&e.frames[len(e.frames)-1], acc.chain)
+	} else {
+		e.pp.init(&acc.path)
+	}
+	e.rp.release(acc.chain)
+}
+
+func (e *Engine) contribute(obj unsafe.Pointer, v value) {
+	acc := e.joins.get(obj)
+	if v.tb > acc.tb {
+		acc.tb = v.tb
+	}
+	if !acc.has || v.t > acc.t {
+		e.pp.init(&acc.path)
+		e.rp.release(acc.chain)
+		acc.has, acc.t, acc.path, acc.chain = true, v.t, v.path, v.chain
+		return
+	}
+	e.drop(&v)
+}
+
+func (e *Engine) drop(v *value) {
+	e.pp.init(&v.path)
+	e.rp.release(v.chain)
+	v.chain = nil
+}
+
+// offerSink makes v the end of the critical path if it is the longest so
+// far: the span is the longest path to any sink, joined or not.
+func (e *Engine) offerSink(v *value) {
+	if v.tb > e.sinkTb {
+		e.sinkTb = v.tb
+	}
+	if !e.hasSink || v.t > e.sink.t {
+		e.pp.init(&e.sink.path)
+		e.sink.t, e.sink.path, e.hasSink = v.t, e.pp.share(v.path), true
+	}
+}

@@ -1,0 +1,88 @@
+package shadow
+
+import "unsafe"
+
+// joinAcc is a join object's accumulator (DESIGN §2): the longest path of the
+// contributions since the last wait on the object, and the longest burdened
+// path.
+type joinAcc struct {
+	has   bool
+	t, tb int64
+	path  prof
+	chain *record
+}
+
+// joinTable maps join objects, by address, to accumulators: open addressing
+// with linear probing and backward-shift deletion, keyed by the pointer
+// itself. Holding the pointer keeps the object alive, so its address cannot
+// be reused while an accumulator for it exists, and passing it as a pointer
+// makes the compiler move stack objects to the heap, where they do not move.
+type joinTable struct {
+	keys []unsafe.Pointer
+	accs []joinAcc
+	n    int
+}
+
+func (jt *joinTable) init() {
+	jt.keys = make([]unsafe.Pointer, 16)
+	jt.accs = make([]joinAcc, 16)
+}
+
+func (jt *joinTable) slot(p unsafe.Pointer) uint64 {
+	return (uint64(uintptr(p)) * 0x9E3779B97F4A7C15) >> 32 & uint64(len(jt.keys)-1)
+}
+
+// get returns the accumulator of p, inserting an empty one.
+func (jt *joinTable) get(p unsafe.Pointer) *joinAcc {
+	mask := uint64(len(jt.keys) - 1)
+	for i := jt.slot(p); ; i = (i + 1) & mask {
+		switch jt.keys[i] {
+		case p:
+			return &jt.accs[i]
+		case nil:
+			if 2*(jt.n+1) > len(jt.keys) {
+				jt.grow()
+				return jt.get(p)
+			}
+			jt.keys[i] = p
+			jt.n++
+			return &jt.accs[i]
+		}
+	}
+}
+
+// take removes p's accumulator and returns it.
+func (jt *joinTable) take(p unsafe.Pointer) (joinAcc, bool) {
+	mask := uint64(len(jt.keys) - 1)
+	i := jt.slot(p)
+	for ; jt.keys[i] != p; i = (i + 1) & mask {
+		if jt.keys[i] == nil {
+			return joinAcc{}, false
+		}
+	}
+	acc := jt.accs[i]
+	// Backward-shift deletion keeps probe sequences unbroken without
+	// tombstones, so the table does not fill up over a long run.
+	for j := (i + 1) & mask; jt.keys[j] != nil; j = (j + 1) & mask {
+		home := jt.slot(jt.keys[j])
+		if (j-home)&mask >= (j-i)&mask {
+			jt.keys[i], jt.accs[i] = jt.keys[j], jt.accs[j]
+			i = j
+		}
+	}
+	jt.keys[i], jt.accs[i] = nil, joinAcc{}
+	jt.n--
+	return acc, true
+}
+
+func (jt *joinTable) grow() {
+	keys, accs := jt.keys, jt.accs
+	jt.keys = make([]unsafe.Pointer, 2*len(keys))
+	jt.accs = make([]joinAcc, 2*len(keys))
+	jt.n = 0
+	for i, k := range keys {
+		if k != nil {
+			*jt.get(k) = accs[i]
+		}
+	}
+}

@@ -1,0 +1,261 @@
+package shadow
+
+import "github.com/spanprof/spanprof/spanprofile"
+
+// This file implements the prof data structure of Cilkprof (Schardl et al.,
+// SPAA 2015, Section 5 and Figure 4): a key-value store from a calling
+// context to a Measurement with amortized O(1) INIT, UPDATE, ASSIGN and UNION,
+// as a hybrid of an array (size S, the number of keys discovered so far) and
+// a list of pending updates that is flushed into the array once it holds S
+// elements.
+//
+// spanprof extends Figure 4 in one way. Go's join objects are not always
+// series-parallel, so a span variable holds an absolute path profile (the
+// profile of the longest path from the start of the program), not a profile
+// relative to the frame as in Cilkprof. A spawned child then starts from its
+// parent's path profile. To keep spawns O(1), profs are persistent: the
+// array and the list nodes are reference counted and immutable while shared,
+// so a spawn shares its parent's prof (share) instead of copying it, and an
+// exclusively owned prof is updated in place. Nodes and arrays come from free
+// lists, so the steady state allocates nothing.
+//
+// Not safe for concurrent use; each engine owns its profPool.
+
+// profNode is one pending update. While refs > 1 it is immutable.
+type profNode struct {
+	next *profNode // older updates; this node holds a reference on it
+	refs int32
+	key  int32
+	rec  spanprofile.Measurement
+}
+
+// profArray is the flushed array component R.arr of Figure 4.
+type profArray struct {
+	refs int32
+	recs []spanprofile.Measurement
+	used []int32 // keys with nonzero entries, to clear and merge only those (Cilkprof §7)
+	has  []bool
+}
+
+func (a *profArray) add(key int32, m spanprofile.Measurement) {
+	if int(key) >= len(a.recs) {
+		a.grow(int(key) + 1)
+	}
+	if !a.has[key] {
+		a.has[key] = true
+		a.used = append(a.used, key)
+	}
+	addMeasurement(&a.recs[key], &m)
+}
+
+// grow resizes the array by table doubling when keys are discovered on the
+// fly (the paragraph "Discovering call sites dynamically" of Section 5).
+func (a *profArray) grow(n int) {
+	c := 2 * cap(a.recs)
+	if c < n {
+		c = n
+	}
+	if c < 8 {
+		c = 8
+	}
+	recs := make([]spanprofile.Measurement, c)
+	copy(recs, a.recs)
+	has := make([]bool, c)
+	copy(has, a.has)
+	a.recs, a.has = recs, has
+}
+
+func addMeasurement(dst, m *spanprofile.Measurement) {
+	dst.TopCallSite.Count += m.TopCallSite.Count
+	dst.TopCallSite.Work += m.TopCallSite.Work
+	dst.TopCallSite.Span += m.TopCallSite.Span
+	dst.TopCaller.Count += m.TopCaller.Count
+	dst.TopCaller.Work += m.TopCaller.Work
+	dst.TopCaller.Span += m.TopCaller.Span
+	dst.Local.Count += m.Local.Count
+	dst.Local.Work += m.Local.Work
+	dst.Local.Span += m.Local.Span
+}
+
+// prof is a handle on a persistent profile: the updates of the list
+// starting at head applied on top of arr. The zero prof is empty. A prof owns
+// one reference on arr and one on head; copying the struct does not, so
+// callers copy only through share or move it and zero the source.
+type prof struct {
+	arr  *profArray
+	head *profNode
+	n    int32 // list length above arr
+}
+
+// profPool holds free nodes and arrays and the current key space size S.
+type profPool struct {
+	nodes  []*profNode
+	arrays []*profArray
+	keys   int32 // S: keys discovered so far
+
+	// Live counts, for the tests that check nothing leaks.
+	liveNodes, liveArrays int
+}
+
+func (pp *profPool) node() *profNode {
+	pp.liveNodes++
+	if n := len(pp.nodes); n > 0 {
+		nd := pp.nodes[n-1]
+		pp.nodes = pp.nodes[:n-1]
+		return nd
+	}
+	return new(profNode)
+}
+
+func (pp *profPool) array() *profArray {
+	pp.liveArrays++
+	if n := len(pp.arrays); n > 0 {
+		a := pp.arrays[n-1]
+		pp.arrays = pp.arrays[:n-1]
+		a.refs = 1
+		return a
+	}
+	a := &profArray{refs: 1}
+	a.grow(int(pp.keys))
+	return a
+}
+
+// freeArray clears only the nonzero entries and keeps the memory (the
+// fourth optimisation of Cilkprof §7).
+func (pp *profPool) freeArray(a *profArray) {
+	for _, k := range a.used {
+		a.recs[k] = spanprofile.Measurement{}
+		a.has[k] = false
+	}
+	a.used = a.used[:0]
+	pp.liveArrays--
+	pp.arrays = append(pp.arrays, a)
+}
+
+func (pp *profPool) releaseNodes(nd *profNode) {
+	for nd != nil {
+		nd.refs--
+		if nd.refs > 0 {
+			return
+		}
+		next := nd.next
+		nd.next = nil
+		pp.liveNodes--
+		pp.nodes = append(pp.nodes, nd)
+		nd = next
+	}
+}
+
+// flushLimit is the list length at which a prof is flushed into an array:
+// S, as in Figure 4, with a floor so tiny key spaces do not flush constantly.
+func (pp *profPool) flushLimit() int32 {
+	if pp.keys < 16 {
+		return 16
+	}
+	return pp.keys
+}
+
+// share returns a second handle on the same profile in O(1).
+func (pp *profPool) share(p prof) prof {
+	if p.arr != nil {
+		p.arr.refs++
+	}
+	if p.head != nil {
+		p.head.refs++
+	}
+	return p
+}
+
+// init is INIT(R) of Figure 4: R becomes empty.
+func (pp *profPool) init(p *prof) {
+	if p.arr != nil {
+		p.arr.refs--
+		if p.arr.refs == 0 {
+			pp.freeArray(p.arr)
+		}
+	}
+	pp.releaseNodes(p.head)
+	*p = prof{}
+}
+
+// assign is ASSIGN(R, R') of Figure 4: move src into dst, leaving src empty.
+func (pp *profPool) assign(dst, src *prof) {
+	pp.init(dst)
+	*dst = *src
+	*src = prof{}
+}
+
+// update is UPDATE(R, <key, m>) of Figure 4.
+func (pp *profPool) update(p *prof, key int32, m spanprofile.Measurement) {
+	if key >= pp.keys {
+		pp.keys = key + 1
+	}
+	if p.head == nil && p.arr != nil && p.arr.refs == 1 {
+		p.arr.add(key, m) // Figure 4 line 16, in place because nobody shares it
+		return
+	}
+	if p.head != nil && p.head.refs == 1 && p.head.key == key {
+		addMeasurement(&p.head.rec, &m) // coalesce with an unshared pending update
+		return
+	}
+	nd := pp.node()
+	nd.next, nd.refs, nd.key, nd.rec = p.head, 1, key, m
+	p.head = nd
+	p.n++
+	if p.n >= pp.flushLimit() { // lines 18-19
+		pp.flush(p)
+	}
+}
+
+// flush is _FLUSHLIST of Figure 4: apply the list to an array that p owns
+// exclusively. Copying a shared array costs O(S), paid for by the S list
+// elements being flushed.
+func (pp *profPool) flush(p *prof) {
+	a := p.arr
+	if a == nil || a.refs > 1 {
+		na := pp.array()
+		if a != nil {
+			for _, k := range a.used {
+				na.add(k, a.recs[k])
+			}
+			a.refs--
+		}
+		a = na
+	}
+	for nd, i := p.head, int32(0); nd != nil && i < p.n; nd, i = nd.next, i+1 {
+		a.add(nd.key, nd.rec)
+	}
+	pp.releaseNodes(p.head)
+	*p = prof{arr: a}
+}
+
+// union is UNION(R, R') of Figure 4: add every element of src to dst and
+// leave src empty. The cost is the number of elements of src, which
+// Figure 4's accounting charges to the operations that created them.
+func (pp *profPool) union(dst, src *prof) {
+	if src.arr != nil {
+		for _, k := range src.arr.used {
+			pp.update(dst, k, src.arr.recs[k])
+		}
+	}
+	for nd, i := src.head, int32(0); nd != nil && i < src.n; nd, i = nd.next, i+1 {
+		pp.update(dst, nd.key, nd.rec)
+	}
+	pp.init(src)
+}
+
+// each calls fn for every key with its summed measurement, in key order;
+// it flushes p first (PRINT of Figure 4 without the INIT).
+func (pp *profPool) each(p *prof, fn func(key int32, m spanprofile.Measurement)) {
+	if p.head != nil || (p.arr != nil && p.arr.refs > 1) {
+		pp.flush(p)
+	}
+	if p.arr == nil {
+		return
+	}
+	for k := range p.arr.recs {
+		if p.arr.has[k] {
+			fn(int32(k), p.arr.recs[k])
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package shadow
+
+import (
+	"sync"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// SiteID names a site: an index into a site table. The rewriter assigns each
+// instrumented package a static table and refers to its sites as base+i, so
+// the hot path carries a small integer, never a string.
+type SiteID int32
+
+// SiteInfo describes a site in a package's static table.
+type SiteInfo struct {
+	File   string // relative to the module root
+	Line   int
+	Func   string // the spawned or called function, as the compiler names it
+	Caller string // the function containing the site
+	Kind   spanprofile.Kind
+}
+
+// siteTable is a table of sites with the function containing each, numbered
+// for the top-caller measurement.
+type siteTable struct {
+	mu    sync.Mutex
+	sites []SiteInfo
+	fn    []int32 // per site: the id of its Caller
+	fnID  map[string]int32
+}
+
+func (t *siteTable) add(sites []SiteInfo) SiteID {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fnID == nil {
+		t.fnID = make(map[string]int32)
+	}
+	base := SiteID(len(t.sites))
+	for _, s := range sites {
+		id, ok := t.fnID[s.Caller]
+		if !ok {
+			id = int32(len(t.fnID))
+			t.fnID[s.Caller] = id
+		}
+		t.sites = append(t.sites, s)
+		t.fn = append(t.fn, id)
+	}
+	return base
+}
+
+// registry is the process-wide table that generated code registers into.
+var registry siteTable
+
+// Register appends a package's sites to the process-wide table and returns
+// the ID of the first. Generated code calls it from a package-level variable
+// initializer, so every table is complete before main runs.
+func Register(sites []SiteInfo) SiteID {
+	return registry.add(sites)
+}

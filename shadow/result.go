@@ -41,7 +41,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 	}
 	e.tab.mu.Lock()
 	for _, s := range e.tab.sites {
-		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Func: s.Func, Caller: s.Caller, Kind: s.Kind})
+		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind})
 	}
 	e.tab.mu.Unlock()
 

@@ -15,6 +15,7 @@ type SiteID int32
 type SiteInfo struct {
 	File   string // relative to the module root
 	Line   int
+	Column int    // tells apart sites on one line; 0 when unknown
 	Func   string // the spawned or called function, as the compiler names it
 	Caller string // the function containing the site
 	Kind   spanprofile.Kind

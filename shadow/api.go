@@ -1,0 +1,250 @@
+package shadow
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/spanprof/spanprof/perf"
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// The environment of an instrumented program (DESIGN §7); `spanprof run`
+// sets these.
+const (
+	EnvOut     = "SPANPROF_OUT"     // profile file; default spanprof.pb.gz
+	EnvMode    = "SPANPROF_MODE"    // serial (default) or parallel
+	EnvMeasure = "SPANPROF_MEASURE" // clock (default), instructions, cycles, task-clock
+	EnvBurden  = "SPANPROF_BURDEN"  // a duration such as 2us; default: calibrated at start-up
+)
+
+// DefaultOut is the profile file written when SPANPROF_OUT is not set.
+const DefaultOut = "spanprof.pb.gz"
+
+// Options configure a run started with Start.
+type Options struct {
+	Out     string        // profile file
+	Mode    string        // serial or parallel
+	Measure string        // a perf measure name
+	Burden  time.Duration // 0: calibrate the cost of a goroutine hand-off
+}
+
+// OptionsFromEnv reads the options from the environment.
+func OptionsFromEnv() (Options, error) {
+	o := Options{Out: os.Getenv(EnvOut), Mode: os.Getenv(EnvMode), Measure: os.Getenv(EnvMeasure)}
+	if o.Out == "" {
+		o.Out = DefaultOut
+	}
+	if s := os.Getenv(EnvBurden); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return o, fmt.Errorf("spanprof: %s=%q is not a duration such as 2us", EnvBurden, s)
+		}
+		o.Burden = d
+	}
+	return o, nil
+}
+
+var (
+	current  *Engine // the run the package-level functions report to
+	startMu  sync.Mutex
+	runOpts  Options
+	measure  perf.Measure
+	started  time.Time
+	stopOnce sync.Once
+)
+
+// Start begins profiling with the given options. Generated code calls it
+// (through StartFromEnv) before main runs; a second Start is an error.
+func Start(o Options) error {
+	startMu.Lock()
+	defer startMu.Unlock()
+	if current != nil {
+		return errors.New("spanprof: profiling already started")
+	}
+	if o.Mode == "" {
+		o.Mode = "serial"
+	}
+	if o.Mode != "serial" {
+		return fmt.Errorf("spanprof: mode %q is not available yet (want serial)", o.Mode)
+	}
+	if o.Measure == "" {
+		o.Measure = perf.Clock
+	}
+	if o.Out == "" {
+		o.Out = DefaultOut
+	}
+	if !slices.Contains(perf.Names(), o.Measure) {
+		return fmt.Errorf("spanprof: unknown measure %q (want clock, instructions, cycles or task-clock)", o.Measure)
+	}
+	m, err := openMeasure(o.Measure)
+	if err != nil {
+		return err
+	}
+	cfg := Config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode}
+	cfg.Overhead = calibrateOverhead(m)
+	cfg.Burden = burdenIn(m, o.Burden)
+	runOpts, measure, started = o, m, time.Now()
+	current = NewEngine(cfg)
+	return nil
+}
+
+// openMeasure opens a measure for serial mode. Per-thread counters count
+// only the OS thread that opened them, and serial mode runs every strand on
+// the main goroutine, so that goroutine stays on its thread for the run.
+func openMeasure(name string) (perf.Measure, error) {
+	runtime.LockOSThread()
+	m, err := perf.Open(name)
+	if err != nil || !m.PerThread() {
+		runtime.UnlockOSThread()
+	}
+	return m, err
+}
+
+// StartFromEnv starts profiling with the options in the environment and
+// exits with status 2 and a one-line message if that fails: an instrumented
+// program that cannot profile must not run as if it did.
+func StartFromEnv() {
+	o, err := OptionsFromEnv()
+	if err == nil {
+		err = Start(o)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+// Stop ends the run and writes the profile to the file of the options. It
+// is safe to call more than once and from a deferred function while a panic
+// unwinds; only the first call writes.
+func Stop() error {
+	var err error
+	stopOnce.Do(func() {
+		e := current
+		if e == nil {
+			err = errors.New("spanprof: Stop without Start")
+			return
+		}
+		p := e.Stop()
+		p.TimeNanos = started.UnixNano()
+		p.DurationNanos = int64(time.Since(started))
+		if measure != nil {
+			measure.Close()
+		}
+		if werr := spanprofile.WriteFile(runOpts.Out, p); werr != nil {
+			err = fmt.Errorf("spanprof: can't write %s: %w", runOpts.Out, werr)
+		}
+	})
+	return err
+}
+
+// StopOrExit is Stop for generated code: on failure it prints the error and
+// exits with status 2, as testing does when it cannot write a profile.
+func StopOrExit() {
+	if err := Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+// Current returns the running engine, or nil.
+func Current() *Engine { return current }
+
+// The events that instrumented code emits. Each takes the site's ID from the
+// package's static table or the join object's address: no strings, no maps
+// keyed by strings, no runtime.Caller.
+
+// CallBegin marks the start of an instrumented call at site.
+func CallBegin(site SiteID) { current.CallBegin(site) }
+
+// CallEnd marks the return of the innermost instrumented call.
+func CallEnd() { current.CallEnd() }
+
+// RegionBegin marks the start of a region annotation at site; regions are
+// measured as invocations of their own site.
+func RegionBegin(site SiteID) { current.CallBegin(site) }
+
+// RegionEnd marks the end of the innermost region.
+func RegionEnd() { current.CallEnd() }
+
+// SpawnBegin marks a spawn at site; the child runs next, inline.
+func SpawnBegin(site SiteID) { current.SpawnBegin(site) }
+
+// SpawnEnd marks the return of the spawned child; obj is the join object its
+// return signals (wg.Go, errgroup's Go), or nil.
+func SpawnEnd(obj unsafe.Pointer) { current.SpawnEnd(obj) }
+
+// Done marks a contribution to join object obj (wg.Done, wg.Add(-n)).
+func Done(obj unsafe.Pointer) { current.Done(obj) }
+
+// Wait marks the return of a wait on join object obj.
+func Wait(obj unsafe.Pointer) { current.Wait(obj) }
+
+// calibrateOverhead measures the instrumentation's own cost per event, in
+// the measure's unit, by running empty calls through a scratch engine: every
+// strand such a run records is instrumentation. The median of several
+// batches resists an interrupt landing in one of them.
+func calibrateOverhead(m Reader) int64 {
+	tab := &siteTable{}
+	tab.add([]SiteInfo{{File: "calibrate", Func: "calibrate", Caller: "calibrate", Kind: spanprofile.KindCall}})
+	const batches, pairs = 9, 2000
+	per := make([]int64, batches)
+	for b := range per {
+		e := newEngine(Config{Measure: m}, tab)
+		for i := 0; i < pairs; i++ {
+			e.CallBegin(0)
+			e.CallEnd()
+		}
+		per[b] = e.work / (2 * pairs)
+	}
+	slices.Sort(per)
+	return per[batches/2]
+}
+
+// burdenIn returns the burden in m's unit: the given duration, or the
+// measured cost of handing a goroutine off (start one, let it signal a
+// WaitGroup, wait for it), the Go counterpart of Cilkview's steal cost.
+func burdenIn(m perf.Measure, d time.Duration) int64 {
+	if d == 0 {
+		d = HandOffCost()
+	}
+	if m.Unit() == perf.UnitNanoseconds {
+		return int64(d)
+	}
+	// A counter: convert at the rate it runs on a busy loop.
+	return int64(float64(d) * counterRate(m))
+}
+
+// HandOffCost measures the median wall time of spawning a goroutine and
+// waiting for it on this machine.
+func HandOffCost() time.Duration {
+	const n = 201
+	costs := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	for i := range costs {
+		t0 := time.Now()
+		wg.Add(1)
+		go wg.Done()
+		wg.Wait()
+		costs[i] = time.Since(t0)
+	}
+	slices.Sort(costs)
+	return costs[n/2]
+}
+
+// counterRate returns how many units of m pass per nanosecond of a busy loop.
+func counterRate(m perf.Measure) float64 {
+	t0, c0 := time.Now(), m.Read()
+	x := 0
+	for time.Since(t0) < 5*time.Millisecond {
+		x++
+	}
+	_ = x
+	return float64(m.Read()-c0) / float64(time.Since(t0))
+}

@@ -1,0 +1,87 @@
+// Package shadow is the runtime that instrumented programs report to: it
+// runs alongside the program (a shadow computation, as in Cilkview and
+// Cilkprof) and measures, from the program's parallel-control events, the
+// work and span of the whole run and of every site.
+//
+// # Events
+//
+// The rewriter turns fork/join idioms into calls of this package, each
+// carrying a small integer SiteID from a static table that generated code
+// registers with Register, or the address of a join object:
+//
+//	CallBegin(site) / CallEnd()      an instrumented call
+//	RegionBegin(site) / RegionEnd()  a spanprof.Region annotation
+//	SpawnBegin(site) / SpawnEnd(obj) a spawned child (go, wg.Go, errgroup's Go, parlib);
+//	                                 obj is the join object its return signals, or nil
+//	Done(obj)                        a join contribution (wg.Done, wg.Add(-n))
+//	Wait(obj)                        the return of a wait (wg.Wait, errgroup's Wait, parlib's Sync)
+//
+// In serial mode (the only mode so far) a spawned child runs inline between
+// SpawnBegin and SpawnEnd, so the events arrive in the serial elision's
+// order and results are deterministic for deterministic programs.
+//
+// # The DAG
+//
+// A strand is the code between two events; its length is what the measure
+// (package perf) advanced between them, less the calibrated cost of the
+// instrumentation itself. Strands of one goroutine are in series. A spawn
+// has an edge to the child's first strand and a continuation edge to the
+// parent's next strand; the continuation edge carries the burden in the
+// burdened DAG (Cilkview §3, Figure 13). A Done, and the return of a child
+// spawned with a join object, has an edge into the join object; a Wait has
+// an edge from the join object to the waiter's next strand. A Wait joins the
+// contributions made since the previous Wait on the same object.
+//
+// Work is the total length of all strands. T(x), the time of point x, is the
+// length of the longest path from the start of the program to x. The span is
+// the longest path to any sink: the end of the program or of any goroutine,
+// joined or not. The critical path is that path; where paths tie, the
+// earlier one in program order is kept (a join edge replaces the waiter's own
+// path only when strictly longer; among a join object's contributions, and
+// among sinks, the first longest wins).
+//
+// # Per-site measurements (Cilkprof §6)
+//
+// An invocation is one execution of a site, from its first event to its
+// end. For each invocation:
+//   - work: the strands executed from its start to its end (its trace, in
+//     serial order), children included;
+//   - span: T(end) - T(start). For series-parallel code this is the span of
+//     the invocation's own sub-DAG, as in Cilkprof; when the invocation waits
+//     on work that started outside it, it also includes that wait: how much
+//     the invocation delays every path through it;
+//   - local work: its own strands, not those of its instrumented children;
+//   - local span: its own strands on the longest path to its end.
+//
+// An invocation is top-call-site when no invocation of the same site is
+// active above it, and top-caller when no invocation of a site in the same
+// function is active above it. Per site, the on-work measurements add up all
+// invocations: top-call-site (count, work, span) over the top-call-site
+// invocations, top-caller likewise, local (count, local work, local span)
+// over all. The on-span measurements add up the invocations whose end lies on
+// the critical path, except that local span on span is the length of the
+// critical path's strands that belong to the site's invocations: summed over
+// all sites and the root it is the span. When the critical path leaves a
+// goroutine through a Done, the invocations open in that goroutine count with
+// what they had done by then.
+//
+// # Calling contexts
+//
+// Measurements are kept per calling context (a stack of sites, root first),
+// which gives the pprof flame graphs their stacks; a site's numbers are the
+// sum over the contexts it ends. Recursion is folded: an invocation of a
+// site already active returns to that invocation's context.
+//
+// # Algorithms and costs
+//
+// Span uses absolute times (Cilkview's Figure 13) rather than Cilkprof's
+// frame-relative variables of Figure 3, because Go's join objects need not
+// nest. Every span value carries a prof (Cilkprof's Figure 4, prof.go), made
+// persistent so that a spawn shares its parent's path profile in O(1) instead
+// of copying it, and every frame carries the local-span state of record.go.
+// Events cost O(1) amortized, except that a wait which adopts a path forked
+// from somewhere other than the waiting frame looks for that frame along the
+// path (bounded by the events since the frame started) and a Done visits the
+// goroutine's open invocations. Space is O(D·S) for stack depth D and S
+// contexts, and the steady state allocates nothing.
+package shadow

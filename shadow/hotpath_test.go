@@ -1,0 +1,163 @@
+package shadow
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/spanprof/spanprof/perf"
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+func benchTable() *siteTable {
+	tab := &siteTable{}
+	tab.add([]SiteInfo{
+		{File: "b.go", Line: 1, Func: "child", Caller: "main", Kind: spanprofile.KindSpawn},
+		{File: "b.go", Line: 2, Func: "callee", Caller: "main", Kind: spanprofile.KindCall},
+		{File: "b.go", Line: 3, Func: "fib", Caller: "fib", Kind: spanprofile.KindSpawn},
+		{File: "b.go", Line: 4, Func: "fib", Caller: "fib", Kind: spanprofile.KindCall},
+	})
+	return tab
+}
+
+func clockEngine(tb testing.TB) *Engine {
+	m, err := perf.Open(perf.Clock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newEngine(Config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m)}, benchTable())
+}
+
+type wgStub struct{ n int64 }
+
+// BenchmarkSpawnSync is a spawn of an empty child and the wait that joins
+// it, in serial mode with the clock: the cost every fork/join pays.
+func BenchmarkSpawnSync(b *testing.B) {
+	e := clockEngine(b)
+	obj := unsafe.Pointer(new(wgStub))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.SpawnBegin(0)
+		e.SpawnEnd(obj)
+		e.Wait(obj)
+	}
+}
+
+// BenchmarkSpawnDoneSync is the go + defer wg.Done() form of the same.
+func BenchmarkSpawnDoneSync(b *testing.B) {
+	e := clockEngine(b)
+	obj := unsafe.Pointer(new(wgStub))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.SpawnBegin(0)
+		e.Done(obj)
+		e.SpawnEnd(nil)
+		e.Wait(obj)
+	}
+}
+
+// BenchmarkCall is an instrumented call's enter and exit.
+func BenchmarkCall(b *testing.B) {
+	e := clockEngine(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.CallBegin(1)
+		e.CallEnd()
+	}
+}
+
+// BenchmarkFib runs the event stream of fib(20) (spawn fib(n-1), call
+// fib(n-2), sync) per iteration: recursion, folding and path sharing.
+func BenchmarkFib(b *testing.B) {
+	e := clockEngine(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fibEvents(e, 20)
+	}
+}
+
+// fibObjs holds one join object per recursion depth, as a program's
+// WaitGroups would be, allocated once so the benchmark measures the shadow
+// runtime and not the program's own allocations.
+var fibObjs = func() (objs [64]unsafe.Pointer) {
+	for i := range objs {
+		objs[i] = unsafe.Pointer(new(wgStub))
+	}
+	return
+}()
+
+func fibEvents(e *Engine, n int) {
+	if n < 2 {
+		return
+	}
+	obj := fibObjs[n]
+	e.SpawnBegin(2)
+	fibEvents(e, n-1)
+	e.SpawnEnd(obj)
+	e.CallBegin(3)
+	fibEvents(e, n-2)
+	e.CallEnd()
+	e.Wait(obj)
+}
+
+// TestNoAllocationsInSteadyState: spawn, Done, wait and calls allocate
+// nothing once the pools are warm.
+func TestNoAllocationsInSteadyState(t *testing.T) {
+	e := clockEngine(t)
+	obj := unsafe.Pointer(new(wgStub))
+	step := func() {
+		e.SpawnBegin(0)
+		e.CallBegin(1)
+		e.CallEnd()
+		e.Done(obj)
+		e.SpawnEnd(nil)
+		e.SpawnBegin(0)
+		e.SpawnEnd(obj)
+		e.Wait(obj)
+		fibEvents(e, 6)
+	}
+	for i := 0; i < 100; i++ {
+		step()
+	}
+	if a := testing.AllocsPerRun(1000, step); a != 0 {
+		t.Errorf("%v allocations per run of spawns, calls, Done and waits; want 0", a)
+	}
+}
+
+// TestMemoryDoesNotGrowWithRunLength: the heap after 10^7 spawns is no
+// larger than after 10^5 (DESIGN §3: O(D·S) space).
+func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10^7 spawns take a few seconds")
+	}
+	heapAfter := func(spawns int) uint64 {
+		m := &synthetic{}
+		e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
+		obj := unsafe.Pointer(new(wgStub))
+		for i := 0; i < spawns/2; i++ {
+			m.now += 3
+			e.SpawnBegin(0)
+			m.now += 5
+			e.CallBegin(1)
+			m.now += 2
+			e.CallEnd()
+			e.SpawnEnd(obj)
+			e.SpawnBegin(0)
+			m.now++
+			e.Done(obj)
+			e.SpawnEnd(nil)
+			e.Wait(obj)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		runtime.KeepAlive(e)
+		return ms.HeapAlloc
+	}
+	small := heapAfter(100_000)
+	large := heapAfter(10_000_000)
+	t.Logf("heap after 10^5 spawns: %d bytes; after 10^7: %d bytes", small, large)
+	if large > small+small/4+64<<10 {
+		t.Errorf("heap grew with run length: %d bytes after 10^5 spawns, %d after 10^7", small, large)
+	}
+}

@@ -1,0 +1,175 @@
+package shadow
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+type model map[int32]spanprofile.Measurement
+
+func (m model) add(k int32, v spanprofile.Measurement) {
+	x := m[k]
+	addMeasurement(&x, &v)
+	m[k] = x
+}
+
+func contents(pp *profPool, p *prof) model {
+	out := model{}
+	// Read without flushing so the structure under test is not changed by
+	// looking at it: the array, then the list.
+	if p.arr != nil {
+		for _, k := range p.arr.used {
+			out.add(k, p.arr.recs[k])
+		}
+	}
+	for nd, i := p.head, int32(0); nd != nil && i < p.n; nd, i = nd.next, i+1 {
+		out.add(nd.key, nd.rec)
+	}
+	for k, v := range out {
+		if v == (spanprofile.Measurement{}) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// TestProfAgainstModel runs random sequences of INIT, UPDATE, ASSIGN, UNION,
+// share and flush over a handful of profs, some sharing structure, and
+// checks every prof against a map after every operation; at the end nothing
+// may be left allocated.
+func TestProfAgainstModel(t *testing.T) {
+	for seed := uint64(0); seed < 300; seed++ {
+		r := rand.New(rand.NewPCG(seed, 3))
+		var pp profPool
+		const n = 5
+		var profs [n]prof
+		models := [n]model{}
+		for i := range models {
+			models[i] = model{}
+		}
+		keys := int32(1 + r.IntN(40))
+		for step := 0; step < 400; step++ {
+			a, b := r.IntN(n), r.IntN(n)
+			var what string
+			switch r.IntN(10) {
+			case 0:
+				what = "init"
+				pp.init(&profs[a])
+				models[a] = model{}
+			case 1:
+				if a == b {
+					continue
+				}
+				what = "assign"
+				pp.assign(&profs[a], &profs[b])
+				models[a], models[b] = models[b], model{}
+			case 2:
+				if a == b {
+					continue
+				}
+				what = "union"
+				pp.union(&profs[a], &profs[b])
+				for k, v := range models[b] {
+					models[a].add(k, v)
+				}
+				models[b] = model{}
+			case 3:
+				if a == b {
+					continue
+				}
+				what = "share"
+				pp.init(&profs[a])
+				profs[a] = pp.share(profs[b])
+				models[a] = maps.Clone(models[b])
+			case 4:
+				what = "flush"
+				pp.flush(&profs[a])
+			default:
+				what = "update"
+				k := r.Int32N(keys)
+				v := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Span: int64(1 + r.IntN(9))}, TopCaller: spanprofile.Triple{Work: int64(r.IntN(3))}}
+				pp.update(&profs[a], k, v)
+				models[a].add(k, v)
+			}
+			for i := range profs {
+				if got := contents(&pp, &profs[i]); !maps.Equal(got, models[i]) {
+					t.Fatalf("seed %d step %d (%s): prof %d = %v, model %v", seed, step, what, i, got, models[i])
+				}
+			}
+		}
+		for i := range profs {
+			pp.init(&profs[i])
+		}
+		if pp.liveNodes != 0 || pp.liveArrays != 0 {
+			t.Fatalf("seed %d: %d nodes and %d arrays still live after every prof was released", seed, pp.liveNodes, pp.liveArrays)
+		}
+	}
+}
+
+// TestProfEachFlushes checks PRINT-like iteration in key order.
+func TestProfEachFlushes(t *testing.T) {
+	var pp profPool
+	var p prof
+	for k := int32(9); k >= 0; k-- {
+		pp.update(&p, k, spanprofile.Measurement{Local: spanprofile.Triple{Span: int64(k)}})
+	}
+	q := pp.share(p)
+	var keys []int32
+	pp.each(&q, func(k int32, m spanprofile.Measurement) {
+		if m.Local.Span != int64(k) {
+			t.Errorf("key %d: span %d", k, m.Local.Span)
+		}
+		keys = append(keys, k)
+	})
+	if fmt.Sprint(keys) != "[0 1 2 3 4 5 6 7 8 9]" {
+		t.Errorf("keys = %v, want 0..9 in order", keys)
+	}
+	pp.init(&p)
+	pp.init(&q)
+	if pp.liveNodes != 0 || pp.liveArrays != 0 {
+		t.Errorf("leak: %d nodes, %d arrays", pp.liveNodes, pp.liveArrays)
+	}
+}
+
+// BenchmarkProfOps measures the amortized cost of one operation in the mix
+// the engine produces (updates on a path, a share per spawn, a release or
+// assign per join) as the key space S grows from 10 to 10^5: Figure 4's
+// bound says the time per operation stays flat.
+func BenchmarkProfOps(b *testing.B) {
+	for _, s := range []int32{10, 100, 1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("S=%d", s), func(b *testing.B) {
+			var pp profPool
+			pp.keys = s
+			r := rand.New(rand.NewPCG(1, 2))
+			keys := make([]int32, 4096)
+			for i := range keys {
+				keys[i] = r.Int32N(s)
+			}
+			var path, child prof
+			m := spanprofile.Measurement{Local: spanprofile.Triple{Span: 1}}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := keys[i&4095]
+				switch i & 7 {
+				case 0: // spawn: the child shares the parent's path
+					pp.init(&child)
+					child = pp.share(path)
+				case 4: // join: the longer path wins
+					if i&8 == 0 {
+						pp.assign(&path, &child)
+					} else {
+						pp.init(&child)
+					}
+				case 1, 2, 3:
+					pp.update(&child, k, m)
+				default:
+					pp.update(&path, k, m)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,26 @@
+# The commands a newcomer needs: `make test` runs everything CI runs.
+GO ?= go
+
+.PHONY: test vet fmt lint bench spanvet
+
+test: fmt vet
+	$(GO) test ./...
+
+vet:
+	$(GO) vet ./...
+
+# fmt fails if any file needs gofmt (testdata holds deliberate oddities).
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/testdata/')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
+
+# Microbenchmarks of the hot path: the shadow runtime's events, the prof
+# structure, the measures and parlib.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/
+
+spanvet:
+	$(GO) build -o spanvet ./vettool

@@ -5,7 +5,7 @@ go 1.26.8
 require (
 	github.com/chzyer/readline v1.5.1 // indirect
 	github.com/dave/dst v0.28.0 // indirect
-	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe // indirect
+	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/hodgesds/perf-utils v0.7.0 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b // indirect
 	go.uber.org/atomic v1.7.0 // indirect

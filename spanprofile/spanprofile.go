@@ -51,6 +51,9 @@ type Site struct {
 	// File is the site's file, relative to the profiled module's root.
 	File string `json:"file"`
 	Line int    `json:"line"`
+	// Column tells apart sites on one line (fib(n-1) + fib(n-2)); 0 when
+	// unknown.
+	Column int `json:"column,omitempty"`
 	// Func is the Go name of the spawned or called function, as the
 	// compiler names it (closures as main.pqsort.func1).
 	Func string `json:"func"`
@@ -89,6 +92,13 @@ type Profile struct {
 	// Subtracted the total removed from the work over the run.
 	Overhead   int64 `json:"overhead"`
 	Subtracted int64 `json:"subtracted"`
+
+	// TimeNanos is when the run started (Unix nanoseconds) and
+	// DurationNanos how long it took, both 0 when unknown. They are copied
+	// into the pprof file as they are, never read from the clock, so the
+	// same Profile always encodes to the same bytes.
+	TimeNanos     int64 `json:"time_nanos,omitempty"`
+	DurationNanos int64 `json:"duration_nanos,omitempty"`
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`

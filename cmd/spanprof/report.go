@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spanprof/spanprof/report"
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+var cmdReport = &command{
+	name:  "report",
+	usage: "spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] FILE",
+	short: "print a span profile: summary, speedup estimate, sites",
+	run:   runReport,
+}
+
+func init() {
+	// The sort keys are documented where they are defined.
+	var keys strings.Builder
+	for _, k := range report.SortKeys {
+		fmt.Fprintf(&keys, "\t%-20s %s\n", k.Name, k.Doc)
+	}
+	cmdReport.long = `Report prints the span profile FILE, written by "spanprof run" or
+"spanprof test" (a gzipped pprof protobuf; "go tool pprof FILE" reads it too).
+
+The text format gives Cilkview's parallelism profile (work, span, burdened
+span, parallelism, burdened parallelism, spawns, syncs, average strand, the
+instrumentation overhead that was subtracted), the speedup estimate on 2 to
+64 processors and on this machine's, and Cilkprof's table of sites: for each
+spawn site, call of an instrumented function and region, the work (T1) and
+span (T∞) of its invocations on work (all of them) and on span (those on the
+critical path), and its local work and span on span (excluding the sites it
+invokes). The row "main", of kind root, is the program's own code outside
+every site. Sites that never ran are not listed.
+
+The csv format has one row per site with every value; json follows the schema
+of DESIGN §9; html is a self-contained page.
+
+The flags are:
+
+	-format format
+		text (the default), csv, json or html.
+	-sort key
+		the order of the sites, largest first unless said otherwise:
+` + indent(keys.String(), "\t") + `	-top n
+		show only the first n sites (0, the default: all). The root row is
+		always shown.
+
+Exit status: 0 on success, 2 on a usage error or a FILE that cannot be read.
+`
+}
+
+// indent prefixes every line of s with prefix.
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+func runReport(c *command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	format := fs.String("format", "text", "write the report as `format`: "+strings.Join(report.Formats, ", "))
+	sortKey := fs.String("sort", report.DefaultSort, "sort the sites by `key`: "+strings.Join(report.SortKeyNames(), ", "))
+	top := fs.Int("top", 0, "show only the first `n` sites (0: all)")
+	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
+		return code
+	}
+	usageError := func(format string, args ...any) int {
+		errorf(stderr, format, args...)
+		printShortUsage(stderr, c)
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		return usageError("report takes one FILE, got %d arguments", fs.NArg())
+	}
+	if !slices.Contains(report.Formats, *format) {
+		return usageError("unknown -format %q (valid: %s)", *format, strings.Join(report.Formats, ", "))
+	}
+	if !slices.Contains(report.SortKeyNames(), *sortKey) {
+		return usageError("unknown -sort key %q (valid: %s)", *sortKey, strings.Join(report.SortKeyNames(), ", "))
+	}
+	if *top < 0 {
+		return usageError("-top %d: want 0 (all) or more", *top)
+	}
+
+	p, err := spanprofile.ReadFile(fs.Arg(0))
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	// Render first so that a failure leaves no half report on stdout.
+	var buf bytes.Buffer
+	if err := report.Write(&buf, *format, p, report.Options{Sort: *sortKey, Top: *top}); err != nil {
+		errorf(stderr, "report %s: %v", fs.Arg(0), err)
+		return exitUsage
+	}
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
+		errorf(stderr, "writing the report: %v", err)
+		return exitUsage
+	}
+	return exitOK
+}

@@ -1,0 +1,106 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// Summary is the JSON report (DESIGN §9, a contract: fields may be added,
+// never renamed or moved). Fields after Sites are additions.
+type Summary struct {
+	Mode                string              `json:"mode"`
+	Measure             string              `json:"measure"`
+	Unit                string              `json:"unit"`
+	Work                int64               `json:"work"`
+	Span                int64               `json:"span"`
+	Parallelism         float64             `json:"parallelism"`
+	BurdenedSpan        int64               `json:"burdened_span"`
+	BurdenedParallelism float64             `json:"burdened_parallelism"`
+	Burden              int64               `json:"burden"`
+	Spawns              int64               `json:"spawns"`
+	Syncs               int64               `json:"syncs"`
+	AverageStrand       float64             `json:"average_strand"`
+	SpeedupEstimate     []spanprofile.Bound `json:"speedup_estimate"`
+	Sites               []SiteSummary       `json:"sites"`
+
+	// Overhead is the per-event instrumentation cost subtracted from every
+	// strand and Subtracted the total removed from the work, in Unit.
+	Overhead   int64 `json:"overhead"`
+	Subtracted int64 `json:"subtracted"`
+	// Root holds the program's own strands, outside every site; absent
+	// when there are none.
+	Root *RootSummary `json:"root,omitempty"`
+	// Sort is the sort key of Sites; SitesExecuted counts the executed
+	// sites before -top and SitesNotExecuted those that never ran, which no
+	// format lists.
+	Sort             string `json:"sort"`
+	SitesExecuted    int    `json:"sites_executed"`
+	SitesNotExecuted int    `json:"sites_not_executed"`
+	// Warnings are the text report's warnings (see Warnings).
+	Warnings []string `json:"warnings"`
+}
+
+// SiteSummary is one site of the JSON report.
+type SiteSummary struct {
+	Site   string                  `json:"site"` // file:line relative to the module root
+	Func   string                  `json:"func"`
+	Kind   spanprofile.Kind        `json:"kind"` // spawn, call or region
+	OnWork spanprofile.Measurement `json:"on_work"`
+	OnSpan spanprofile.Measurement `json:"on_span"`
+
+	Column int    `json:"column,omitempty"` // tells apart sites on one line
+	Caller string `json:"caller"`           // the function that contains the site
+}
+
+// RootSummary is the root row of the JSON report.
+type RootSummary struct {
+	Func   string                  `json:"func"`
+	OnWork spanprofile.Measurement `json:"on_work"`
+	OnSpan spanprofile.Measurement `json:"on_span"`
+}
+
+// Summarize returns the JSON report of p.
+func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
+	r, err := selectRows(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Summary{
+		Mode: p.Mode, Measure: p.Measure, Unit: p.Unit,
+		Work: p.Work, Span: p.Span, Parallelism: p.Parallelism(),
+		BurdenedSpan: p.BurdenedSpan, BurdenedParallelism: p.BurdenedParallelism(), Burden: p.Burden,
+		Spawns: p.Spawns, Syncs: p.Syncs, AverageStrand: p.AverageStrand(),
+		SpeedupEstimate: p.SpeedupEstimate(opts.procs()),
+		Sites:           make([]SiteSummary, 0, len(r.sites)),
+		Overhead:        p.Overhead, Subtracted: p.Subtracted,
+		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
+		Warnings: Warnings(p),
+	}
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	for _, m := range r.sites {
+		s.Sites = append(s.Sites, SiteSummary{
+			Site: siteName(m.Site), Func: m.Site.Func, Kind: m.Site.Kind,
+			OnWork: m.OnWork, OnSpan: m.OnSpan,
+			Column: m.Site.Column, Caller: m.Site.Caller,
+		})
+	}
+	if r.root != nil {
+		s.Root = &RootSummary{Func: r.root.Site.Func, OnWork: r.root.OnWork, OnSpan: r.root.OnSpan}
+	}
+	return s, nil
+}
+
+// JSON writes the report of p as indented JSON (DESIGN §9).
+func JSON(w io.Writer, p *spanprofile.Profile, opts Options) error {
+	s, err := Summarize(p, opts)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}

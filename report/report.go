@@ -1,0 +1,240 @@
+// Package report prints a span profile for people and programs: the
+// whole-run summary and speedup estimate of Cilkview, then one row per site
+// with the measurements of Cilkprof, as text, CSV, JSON (the schema of
+// DESIGN §9) or a self-contained HTML page.
+//
+// Every format shows the same rows in the same order: the sites that were
+// executed, sorted by Options.Sort, at most Options.Top of them, and the root
+// (the program's own strands outside every instrumented invocation), which
+// -top never drops.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// Options selects and orders the site rows.
+type Options struct {
+	// Sort is the name of a sort key (see SortKeys); "" means DefaultSort.
+	Sort string
+	// Top limits the number of sites shown; 0 shows them all. The root row
+	// does not count.
+	Top int
+	// Procs are the processor counts of the speedup estimate; nil means
+	// spanprofile.DefaultProcs().
+	Procs []int
+}
+
+// DefaultSort is the sort key of the Cilkprof paper's first question: where
+// does the critical path spend its time?
+const DefaultSort = "local-span-on-span"
+
+// A SortKey orders site rows. Rows that tie are in site order.
+type SortKey struct {
+	Name string
+	Doc  string
+	cmp  func(a, b *spanprofile.SiteMeasurement) int
+}
+
+// descending orders rows by a value, largest first.
+func descending(v func(m *spanprofile.SiteMeasurement) int64) func(a, b *spanprofile.SiteMeasurement) int {
+	return func(a, b *spanprofile.SiteMeasurement) int { return cmp.Compare(v(b), v(a)) }
+}
+
+// SortKeys lists the sort keys, the default first.
+var SortKeys = []SortKey{
+	{DefaultSort, "local span on span: the critical path's own time at each site (the first place to look)",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnSpan.Local.Span })},
+	{"local-work-on-span", "local work on span",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnSpan.Local.Work })},
+	{"work", "work on work (T1 of the top-call-site invocations)",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnWork.TopCallSite.Work })},
+	{"span", "span on work (T∞ of the top-call-site invocations)",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnWork.TopCallSite.Span })},
+	{"work-on-span", "work on span (T1 of the top-call-site invocations on the critical path)",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnSpan.TopCallSite.Work })},
+	{"span-on-span", "span on span (T∞ of the top-call-site invocations on the critical path)",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnSpan.TopCallSite.Span })},
+	{"local-work", "local work on work: where the work is done, excluding instrumented children",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnWork.Local.Work })},
+	{"top-caller-work", "top-caller work on work: compares the sites of one function",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnWork.TopCaller.Work })},
+	{"parallelism", "parallelism on work (T1/T∞ of the top-call-site invocations), least parallel first",
+		func(a, b *spanprofile.SiteMeasurement) int {
+			return cmp.Compare(
+				spanprofile.Ratio(a.OnWork.TopCallSite.Work, a.OnWork.TopCallSite.Span),
+				spanprofile.Ratio(b.OnWork.TopCallSite.Work, b.OnWork.TopCallSite.Span))
+		}},
+	{"count", "number of invocations",
+		descending(func(m *spanprofile.SiteMeasurement) int64 { return m.OnWork.Local.Count })},
+	{"site", "file and line", func(a, b *spanprofile.SiteMeasurement) int { return 0 }},
+}
+
+// SortKeyNames returns the names of the sort keys, the default first.
+func SortKeyNames() []string {
+	names := make([]string, len(SortKeys))
+	for i, k := range SortKeys {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// lookupSort returns the named sort key.
+func lookupSort(name string) (SortKey, error) {
+	if name == "" {
+		name = DefaultSort
+	}
+	for _, k := range SortKeys {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return SortKey{}, fmt.Errorf("unknown sort key %q (valid: %s)", name, strings.Join(SortKeyNames(), ", "))
+}
+
+// Formats lists the output formats of Write.
+var Formats = []string{"text", "csv", "json", "html"}
+
+// Write writes the report of p in the named format.
+func Write(w io.Writer, format string, p *spanprofile.Profile, opts Options) error {
+	switch format {
+	case "text":
+		return Text(w, p, opts)
+	case "csv":
+		return CSV(w, p, opts)
+	case "json":
+		return JSON(w, p, opts)
+	case "html":
+		return HTML(w, p, opts)
+	}
+	return fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
+}
+
+// rows is what every format shows.
+type rows struct {
+	sort       SortKey
+	sites      []spanprofile.SiteMeasurement // sorted, at most Top of them
+	root       *spanprofile.SiteMeasurement  // nil when the root has no measurements
+	executed   int                           // sites executed, shown or not
+	unexecuted int                           // sites never executed
+}
+
+// all returns the rows of a table: the sites and the root, in sort order.
+func (r *rows) all() []spanprofile.SiteMeasurement {
+	out := slices.Clone(r.sites)
+	if r.root != nil {
+		out = append(out, *r.root)
+		slices.SortStableFunc(out, r.compare)
+	}
+	return out
+}
+
+// compare orders two rows by the sort key, then by site.
+func (r *rows) compare(a, b spanprofile.SiteMeasurement) int {
+	if c := r.sort.cmp(&a, &b); c != 0 {
+		return c
+	}
+	return compareSites(&a, &b)
+}
+
+// compareSites orders rows by file, line, column and index; the root
+// (index -1) comes first.
+func compareSites(a, b *spanprofile.SiteMeasurement) int {
+	if (a.Index < 0) != (b.Index < 0) {
+		if a.Index < 0 {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Or(
+		cmp.Compare(a.Site.File, b.Site.File),
+		cmp.Compare(a.Site.Line, b.Site.Line),
+		cmp.Compare(a.Site.Column, b.Site.Column),
+		cmp.Compare(a.Index, b.Index))
+}
+
+// selectRows applies the options to p.
+func selectRows(p *spanprofile.Profile, opts Options) (*rows, error) {
+	key, err := lookupSort(opts.Sort)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Top < 0 {
+		return nil, fmt.Errorf("negative -top %d", opts.Top)
+	}
+	r := &rows{sort: key}
+	for _, m := range p.BySite() {
+		// A site of kind root stands for the program, whose measurements
+		// are the root context's; it is shown as the root row.
+		if !m.Executed() || m.Site.Kind == spanprofile.KindRoot {
+			if m.Site.Kind != spanprofile.KindRoot {
+				r.unexecuted++
+			}
+			continue
+		}
+		r.sites = append(r.sites, m)
+	}
+	r.executed = len(r.sites)
+	slices.SortStableFunc(r.sites, r.compare)
+	if opts.Top > 0 && len(r.sites) > opts.Top {
+		r.sites = r.sites[:opts.Top]
+	}
+	if root := p.Root(); root.Executed() {
+		r.root = &root
+	}
+	return r, nil
+}
+
+// procs returns the processor counts of the speedup estimate.
+func (o Options) procs() []int {
+	if o.Procs != nil {
+		return o.Procs
+	}
+	return spanprofile.DefaultProcs()
+}
+
+// siteName returns a site's place as DESIGN §9 writes it: file:line,
+// relative to the module root, with forward slashes.
+func siteName(s spanprofile.Site) string {
+	if s.File == "" {
+		return "-"
+	}
+	return filepath.ToSlash(s.File) + ":" + strconv.Itoa(s.Line)
+}
+
+// sitePlace is siteName with the column, when known, for the formats that
+// do not promise the file:line form.
+func sitePlace(s spanprofile.Site) string {
+	if s.Column == 0 {
+		return siteName(s)
+	}
+	return siteName(s) + ":" + strconv.Itoa(s.Column)
+}
+
+// Warnings returns what the whole-run values say is wrong with the program's
+// parallelism, one sentence each.
+func Warnings(p *spanprofile.Profile) []string {
+	var out []string
+	switch p.Unit {
+	case "nanoseconds", "instructions", "cycles":
+		if p.Work > 0 && p.AverageStrand() < MinAverageStrand {
+			out = append(out, fmt.Sprintf("the average strand is below %d %s: spawn overhead is noticeable; "+
+				"stop spawning below a larger grain (call instead of spawn for small subproblems)",
+				MinAverageStrand, unitAbbrev(p.Unit)))
+		}
+	}
+	if p.Spawns > 0 && p.BurdenedSpan > 0 && p.BurdenedParallelism() < 1 {
+		out = append(out, "burdened parallelism is below 1: scheduling costs outweigh the parallelism, "+
+			"so the program may run slower in parallel than serially; coarsen the parallel grain "+
+			"(parallelize an outer loop rather than an inner one)")
+	}
+	return out
+}

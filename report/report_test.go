@@ -1,0 +1,382 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spanprof/spanprof/report"
+	"github.com/spanprof/spanprof/spanprofile"
+	"github.com/spanprof/spanprof/spanprofile/spanprofiletest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// procs fixes the speedup estimate's processor counts: the default depends
+// on the machine.
+var procs = []int{2, 4, 8, 16, 32, 64}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func render(t *testing.T, format string, p *spanprofile.Profile, opts report.Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.Write(&buf, format, p, opts); err != nil {
+		t.Fatalf("Write(%s): %v", format, err)
+	}
+	return buf.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		p    *spanprofile.Profile
+		opts report.Options
+	}{
+		{"quicksort", spanprofiletest.Profile(), report.Options{Procs: procs}},
+		{"quicksort-top3-by-work", spanprofiletest.Profile(), report.Options{Procs: procs, Sort: "work", Top: 3}},
+		{"empty", spanprofiletest.Empty(), report.Options{Procs: procs}},
+		{"zero", &spanprofile.Profile{}, report.Options{Procs: procs}},
+	} {
+		for _, format := range report.Formats {
+			t.Run(tc.name+"/"+format, func(t *testing.T) {
+				t.Parallel()
+				golden(t, tc.name+"."+format, render(t, format, tc.p, tc.opts))
+			})
+		}
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	t.Parallel()
+	err := report.Write(&bytes.Buffer{}, "xml", spanprofiletest.Profile(), report.Options{})
+	if err == nil || !strings.Contains(err.Error(), "text, csv, json, html") {
+		t.Errorf("Write(xml): %v, want an error listing the formats", err)
+	}
+}
+
+// jsonReport mirrors DESIGN §9 field by field, independently of the
+// package's own types.
+type jsonReport struct {
+	Mode                string  `json:"mode"`
+	Measure             string  `json:"measure"`
+	Unit                string  `json:"unit"`
+	Work                int64   `json:"work"`
+	Span                int64   `json:"span"`
+	Parallelism         float64 `json:"parallelism"`
+	BurdenedSpan        int64   `json:"burdened_span"`
+	BurdenedParallelism float64 `json:"burdened_parallelism"`
+	Burden              int64   `json:"burden"`
+	Spawns              int64   `json:"spawns"`
+	Syncs               int64   `json:"syncs"`
+	AverageStrand       float64 `json:"average_strand"`
+	SpeedupEstimate     []struct {
+		Procs int     `json:"procs"`
+		Lower float64 `json:"lower"`
+		Upper float64 `json:"upper"`
+	} `json:"speedup_estimate"`
+	Sites []struct {
+		Site   string          `json:"site"`
+		Func   string          `json:"func"`
+		Kind   string          `json:"kind"`
+		OnWork jsonMeasurement `json:"on_work"`
+		OnSpan jsonMeasurement `json:"on_span"`
+	} `json:"sites"`
+}
+
+type jsonMeasurement struct {
+	TopCallSite jsonTriple `json:"top_call_site"`
+	TopCaller   jsonTriple `json:"top_caller"`
+	Local       jsonTriple `json:"local"`
+}
+
+type jsonTriple struct {
+	Count int64 `json:"count"`
+	Work  int64 `json:"work"`
+	Span  int64 `json:"span"`
+}
+
+func triple(t spanprofile.Triple) jsonTriple { return jsonTriple{t.Count, t.Work, t.Span} }
+
+func measurement(m spanprofile.Measurement) jsonMeasurement {
+	return jsonMeasurement{triple(m.TopCallSite), triple(m.TopCaller), triple(m.Local)}
+}
+
+func TestJSONSchema(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	data := render(t, "json", p, report.Options{Procs: procs})
+
+	var got jsonReport
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode != "serial" || got.Measure != "clock" || got.Unit != "nanoseconds" {
+		t.Errorf("mode, measure, unit = %q, %q, %q", got.Mode, got.Measure, got.Unit)
+	}
+	if got.Work != p.Work || got.Span != p.Span || got.BurdenedSpan != p.BurdenedSpan || got.Burden != p.Burden ||
+		got.Spawns != p.Spawns || got.Syncs != p.Syncs {
+		t.Errorf("whole-run values %+v differ from the profile's", got)
+	}
+	if got.Parallelism != p.Parallelism() || got.BurdenedParallelism != p.BurdenedParallelism() || got.AverageStrand != p.AverageStrand() {
+		t.Errorf("parallelism %v, burdened %v, average strand %v; want %v, %v, %v", got.Parallelism, got.BurdenedParallelism,
+			got.AverageStrand, p.Parallelism(), p.BurdenedParallelism(), p.AverageStrand())
+	}
+	want := p.SpeedupEstimate(procs)
+	if len(got.SpeedupEstimate) != len(want) {
+		t.Fatalf("speedup_estimate has %d entries, want %d", len(got.SpeedupEstimate), len(want))
+	}
+	for i, b := range got.SpeedupEstimate {
+		if b.Procs != want[i].Procs || b.Lower != want[i].Lower || b.Upper != want[i].Upper {
+			t.Errorf("speedup_estimate[%d] = %+v, want %+v", i, b, want[i])
+		}
+	}
+
+	// Sites: the 7 executed ones, by local span on span; partition first.
+	bySite := p.BySite()
+	wantOrder := []int{1, 5, 6, 3, 2, 0, 4}
+	if len(got.Sites) != len(wantOrder) {
+		t.Fatalf("%d sites, want %d", len(got.Sites), len(wantOrder))
+	}
+	for i, s := range got.Sites {
+		m := bySite[wantOrder[i]]
+		wantSite := m.Site.File + ":" + itoa(m.Site.Line)
+		if s.Site != wantSite || s.Func != m.Site.Func || s.Kind != string(m.Site.Kind) {
+			t.Errorf("sites[%d] = %s %s %s, want %s %s %s", i, s.Site, s.Func, s.Kind, wantSite, m.Site.Func, m.Site.Kind)
+		}
+		if s.OnWork != measurement(m.OnWork) || s.OnSpan != measurement(m.OnSpan) {
+			t.Errorf("sites[%d] (%s): on_work %+v on_span %+v, want %+v %+v", i, s.Site, s.OnWork, s.OnSpan, m.OnWork, m.OnSpan)
+		}
+		if s.Kind != "spawn" && s.Kind != "call" && s.Kind != "region" {
+			t.Errorf("sites[%d] kind %q, want spawn, call or region", i, s.Kind)
+		}
+	}
+
+	// Every key of §9 is there, with numbers as JSON numbers.
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"work", "span", "parallelism", "burdened_span", "burdened_parallelism", "burden",
+		"spawns", "syncs", "average_strand"} {
+		if _, ok := raw[key].(float64); !ok {
+			t.Errorf("%s is %T, want a JSON number", key, raw[key])
+		}
+	}
+	for _, key := range []string{"mode", "measure", "unit"} {
+		if _, ok := raw[key].(string); !ok {
+			t.Errorf("%s is %T, want a string", key, raw[key])
+		}
+	}
+	site := raw["sites"].([]any)[0].(map[string]any)
+	for _, prof := range []string{"on_work", "on_span"} {
+		for _, m := range []string{"top_call_site", "top_caller", "local"} {
+			triple, _ := site[prof].(map[string]any)[m].(map[string]any)
+			for _, f := range []string{"count", "work", "span"} {
+				if _, ok := triple[f].(float64); !ok {
+					t.Errorf("sites[0].%s.%s.%s is %T, want a JSON number", prof, m, f, triple[f])
+				}
+			}
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestJSONEmpty(t *testing.T) {
+	t.Parallel()
+	var got map[string]any
+	if err := json.Unmarshal(render(t, "json", &spanprofile.Profile{}, report.Options{Procs: procs}), &got); err != nil {
+		t.Fatal(err)
+	}
+	// An empty list, not null, so that consumers can iterate.
+	if sites, ok := got["sites"].([]any); !ok || len(sites) != 0 {
+		t.Errorf("sites of an empty profile = %#v, want []", got["sites"])
+	}
+	if got["parallelism"] != 0.0 {
+		t.Errorf("parallelism of an empty profile = %v, want 0", got["parallelism"])
+	}
+}
+
+// rowsCSV returns the site column and the named numeric column of the CSV
+// report.
+func rowsCSV(t *testing.T, p *spanprofile.Profile, opts report.Options) [][]string {
+	t.Helper()
+	records, err := csv.NewReader(bytes.NewReader(render(t, "csv", p, opts))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records
+}
+
+func TestCSV(t *testing.T) {
+	t.Parallel()
+	records := rowsCSV(t, spanprofiletest.Profile(), report.Options{})
+	header := records[0]
+	if len(header) != 5+18 {
+		t.Fatalf("header has %d columns, want 23: %v", len(header), header)
+	}
+	// 7 executed sites and the root.
+	if len(records) != 1+8 {
+		t.Fatalf("%d records, want a header and 8 rows", len(records))
+	}
+	for _, r := range records[1:] {
+		if len(r) != len(header) {
+			t.Errorf("row %v has %d columns, want %d", r, len(r), len(header))
+		}
+	}
+	col := slices.Index(header, "onwork_local_work")
+	if col < 0 {
+		t.Fatalf("no onwork_local_work column in %v", header)
+	}
+	// partition (first by local span on span) has all its local work.
+	if records[1][0] != "qsort.go:20" || records[1][col] != "408150528" {
+		t.Errorf("first row %v, want qsort.go:20 with onwork_local_work 408150528", records[1])
+	}
+}
+
+func TestSort(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	m := map[string]spanprofile.SiteMeasurement{}
+	for _, s := range p.BySite() {
+		m[s.Site.File+":"+itoa(s.Site.Line)+":"+itoa(s.Site.Column)] = s
+	}
+	for _, tc := range []struct {
+		key   string
+		value func(spanprofile.SiteMeasurement) float64
+		asc   bool
+	}{
+		{"", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnSpan.Local.Span) }, false},
+		{"local-span-on-span", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnSpan.Local.Span) }, false},
+		{"local-work-on-span", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnSpan.Local.Work) }, false},
+		{"work", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnWork.TopCallSite.Work) }, false},
+		{"span", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnWork.TopCallSite.Span) }, false},
+		{"work-on-span", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnSpan.TopCallSite.Work) }, false},
+		{"span-on-span", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnSpan.TopCallSite.Span) }, false},
+		{"local-work", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnWork.Local.Work) }, false},
+		{"top-caller-work", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnWork.TopCaller.Work) }, false},
+		{"count", func(s spanprofile.SiteMeasurement) float64 { return float64(s.OnWork.Local.Count) }, false},
+		{"parallelism", func(s spanprofile.SiteMeasurement) float64 {
+			return spanprofile.Ratio(s.OnWork.TopCallSite.Work, s.OnWork.TopCallSite.Span)
+		}, true},
+	} {
+		s, err := report.Summarize(p, report.Options{Sort: tc.key})
+		if err != nil {
+			t.Fatalf("sort %q: %v", tc.key, err)
+		}
+		if len(s.Sites) != 7 {
+			t.Fatalf("sort %q: %d sites, want 7", tc.key, len(s.Sites))
+		}
+		for i := 1; i < len(s.Sites); i++ {
+			a := tc.value(m[s.Sites[i-1].Site+":"+itoa(s.Sites[i-1].Column)])
+			b := tc.value(m[s.Sites[i].Site+":"+itoa(s.Sites[i].Column)])
+			if (!tc.asc && a < b) || (tc.asc && a > b) {
+				t.Errorf("sort %q: %s (%v) before %s (%v)", tc.key, s.Sites[i-1].Site, a, s.Sites[i].Site, b)
+			}
+		}
+	}
+
+	s, err := report.Summarize(p, report.Options{Sort: "site"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var places []string
+	for _, site := range s.Sites {
+		places = append(places, site.Site)
+	}
+	want := []string{"fib.go:8", "fib.go:8", "main.go:31", "main.go:33", "qsort.go:20", "qsort.go:21", "qsort.go:22"}
+	if !slices.Equal(places, want) {
+		t.Errorf("sort site: %v, want %v", places, want)
+	}
+	if s.Sites[0].Column != 9 || s.Sites[1].Column != 22 {
+		t.Errorf("sort site: fib.go:8 columns %d, %d; want 9, 22", s.Sites[0].Column, s.Sites[1].Column)
+	}
+}
+
+func TestSortUnknown(t *testing.T) {
+	t.Parallel()
+	for _, format := range report.Formats {
+		err := report.Write(&bytes.Buffer{}, format, spanprofiletest.Profile(), report.Options{Sort: "bogus"})
+		if err == nil || !strings.Contains(err.Error(), `"bogus"`) || !strings.Contains(err.Error(), strings.Join(report.SortKeyNames(), ", ")) {
+			t.Errorf("%s with sort key bogus: %v, want an error naming it and the valid keys", format, err)
+		}
+	}
+}
+
+func TestTop(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	for _, tc := range []struct{ top, sites int }{{0, 7}, {1, 1}, {3, 3}, {7, 7}, {100, 7}} {
+		s, err := report.Summarize(p, report.Options{Top: tc.top})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Sites) != tc.sites || s.SitesExecuted != 7 || s.SitesNotExecuted != 1 {
+			t.Errorf("top %d: %d sites (%d executed, %d not), want %d (7, 1)", tc.top, len(s.Sites), s.SitesExecuted, s.SitesNotExecuted, tc.sites)
+		}
+		if tc.top > 0 && tc.top < 7 && s.Sites[0].Site != "qsort.go:20" {
+			t.Errorf("top %d: first site %s, want qsort.go:20", tc.top, s.Sites[0].Site)
+		}
+		if s.Root == nil || s.Root.OnSpan.Local.Span != 47_319 {
+			t.Errorf("top %d: root %+v, want the root context", tc.top, s.Root)
+		}
+		// Text and CSV show the same rows plus the root.
+		if got := len(rowsCSV(t, p, report.Options{Top: tc.top})); got != 1+tc.sites+1 {
+			t.Errorf("top %d: CSV has %d records, want %d", tc.top, got, tc.sites+2)
+		}
+	}
+	if _, err := report.Summarize(p, report.Options{Top: -1}); err == nil {
+		t.Error("top -1: no error")
+	}
+	text := string(render(t, "text", p, report.Options{Top: 2}))
+	if !strings.Contains(text, "5 more executed sites not shown (-top 2).") {
+		t.Errorf("text with -top 2 does not say how many sites are hidden:\n%s", text)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	fine := &spanprofile.Profile{Unit: "nanoseconds", Work: 1_000_000, Span: 10_000, BurdenedSpan: 2_000_000, Spawns: 10_000, Syncs: 10_000}
+	w := report.Warnings(fine)
+	if len(w) != 2 || !strings.Contains(w[0], "average strand is below 500 ns") || !strings.Contains(w[1], "burdened parallelism is below 1") {
+		t.Errorf("Warnings of a fine-grained profile = %q, want the strand and burdened parallelism warnings", w)
+	}
+	text := string(render(t, "text", fine, report.Options{Procs: procs}))
+	if !strings.Contains(text, "Warning: the average strand is below 500 ns") {
+		t.Errorf("text report has no strand warning:\n%s", text)
+	}
+	if w := report.Warnings(spanprofiletest.Profile()); len(w) != 0 {
+		t.Errorf("Warnings of the quicksort profile = %q, want none", w)
+	}
+	// The synthetic measure has no meaningful threshold.
+	fine.Unit, fine.BurdenedSpan = "count", fine.Span
+	if w := report.Warnings(fine); len(w) != 0 {
+		t.Errorf("Warnings with unit count = %q, want none", w)
+	}
+}

@@ -1,0 +1,48 @@
+package perf
+
+import (
+	"os"
+	"strings"
+)
+
+// Implemented in asm_amd64.s.
+
+// rdtscp executes RDTSCP, which waits for every earlier instruction and load.
+func rdtscp() uint64
+
+// rdtsc executes a bare RDTSC; only benchmarks use it, to show what ordering
+// costs.
+func rdtsc() uint64
+
+// cpuid executes CPUID for leaf eax, subleaf ecx.
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+
+// clocksourcePath names the kernel's current clock source on Linux.
+const clocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+// tscUsable reports whether the time-stamp counter can serve as a process-wide
+// clock read with RDTSCP.
+//
+// It needs the invariant TSC (CPUID 0x80000007 EDX bit 8, which Linux shows as
+// constant_tsc and nonstop_tsc): a rate that does not change with power states.
+// Invariance alone does not make the counters of different CPUs agree, so on
+// Linux (where /sys is readable) it also needs the kernel to keep time with
+// the TSC, which the kernel does only after checking that the CPUs are
+// synchronized (a VM whose hypervisor may migrate it shows kvm-clock or
+// similar instead). And it needs RDTSCP (CPUID 0x80000001 EDX bit 27, on
+// every x86-64 since 2008): the fenced RDTSC of older processors
+// (MFENCE;LFENCE;RDTSC, 55 ns here) costs more than runtime.nanotime, which
+// then serves better.
+func tscUsable() bool {
+	maxExt, _, _, _ := cpuid(0x80000000, 0)
+	if maxExt < 0x80000007 {
+		return false
+	}
+	_, _, _, invariant := cpuid(0x80000007, 0)
+	_, _, _, ext := cpuid(0x80000001, 0)
+	if invariant&(1<<8) == 0 || ext&(1<<27) == 0 {
+		return false
+	}
+	b, err := os.ReadFile(clocksourcePath)
+	return err != nil || strings.TrimSpace(string(b)) == "tsc"
+}

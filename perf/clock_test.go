@@ -1,0 +1,123 @@
+package perf
+
+import (
+	"math"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// bracket reads m between two nanotime reads, keeping the tightest of a few
+// tries, and returns m's value, the nanotime at the middle, and the bracket's
+// width (the uncertainty of the pairing).
+func bracket(m Measure) (v uint64, ns, width int64) {
+	width = math.MaxInt64
+	for range 9 {
+		a := nanotime()
+		x := m.Read()
+		b := nanotime()
+		if b-a < width {
+			v, ns, width = x, a+(b-a)/2, b-a
+		}
+	}
+	return v, ns, width
+}
+
+// TestClockTracksNanotime checks that both clock paths run at the runtime's
+// monotonic clock's rate, within the calibration's precision plus the
+// uncertainty of pairing the reads.
+func TestClockTracksNanotime(t *testing.T) {
+	for _, m := range []Measure{openClock(), nanoClock{}} {
+		t.Run(Source(m), func(t *testing.T) {
+			v0, n0, w0 := bracket(m)
+			time.Sleep(30 * time.Millisecond)
+			v1, n1, w1 := bracket(m)
+			got, want := int64(v1-v0), n1-n0
+			slack := want/1000 + w0 + w1 + 1000
+			if got < want-slack || got > want+slack {
+				t.Errorf("clock advanced %d ns while nanotime advanced %d ns (allowed ±%d)", got, want, slack)
+			}
+		})
+	}
+}
+
+// TestClockAcrossThreads passes clock readings between two goroutines locked
+// to different threads: a value read after receiving another thread's value
+// must not be smaller, or strands that cross threads would measure negative.
+func TestClockAcrossThreads(t *testing.T) {
+	m := openClock()
+	ping, pong := make(chan uint64), make(chan uint64)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for v := range ping {
+			if now := m.Read(); now < v {
+				pong <- v - now + 1<<63 // report the backwards step
+				continue
+			}
+			pong <- m.Read()
+		}
+		close(pong)
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for i := range 5000 {
+		ping <- m.Read()
+		v := <-pong
+		if v >= 1<<63 {
+			t.Fatalf("round %d: the other thread read %d ns earlier than this one had", i, v-1<<63)
+		}
+		if now := m.Read(); now < v {
+			t.Fatalf("round %d: read %d after the other thread read %d", i, now, v)
+		}
+	}
+	close(ping)
+}
+
+func TestCalibrateTSC(t *testing.T) {
+	t.Parallel()
+	// A fake 3 GHz counter driven by the runtime's clock.
+	ticks := func() uint64 { return 3 * uint64(nanotime()) }
+	mult, hz, ok := calibrateTSC(ticks, nanotime, time.Millisecond)
+	if !ok {
+		t.Fatal("calibrating a 3 GHz counter failed")
+	}
+	if math.Abs(hz/3e9-1) > 1e-3 {
+		t.Errorf("hz = %g, want 3e9", hz)
+	}
+	if got := scaleTicks(3_000_000_000, mult); got < 999_000_000 || got > 1_001_000_000 {
+		t.Errorf("3e9 ticks scale to %d ns, want 1e9", got)
+	}
+
+	if _, _, ok := calibrateTSC(func() uint64 { return 42 }, nanotime, time.Millisecond); ok {
+		t.Error("a counter that does not tick calibrated")
+	}
+	slow := func() uint64 { return uint64(nanotime()) / 100 } // 10 MHz
+	if _, _, ok := calibrateTSC(slow, nanotime, time.Millisecond); ok {
+		t.Error("a 10 MHz counter calibrated; want it refused as implausible")
+	}
+}
+
+func TestScaleTicks(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ ticks, mult, want uint64 }{
+		{0, 1 << 32, 0},
+		{1000, 1 << 32, 1000},           // 1 ns per tick
+		{1000, 1 << 31, 500},            // 2 GHz
+		{1 << 62, 1 << 31, 1 << 61},     // no overflow at large uptimes
+		{1<<63 + 5, 3 << 30, 3<<61 + 3}, // 0.75 ns per tick: 3.75 truncates to 3
+		{7, 0x6666_6666, 2},             // 0.4 ns per tick: 2.8 truncates to 2
+	}
+	for _, tt := range tests {
+		if got := scaleTicks(tt.ticks, tt.mult); got != tt.want {
+			t.Errorf("scaleTicks(%d, %#x) = %d, want %d", tt.ticks, tt.mult, got, tt.want)
+		}
+	}
+}
+
+func TestOpenClockIsShared(t *testing.T) {
+	a, b := openClock(), openClock()
+	if a != b {
+		t.Error("each Open of clock calibrated anew")
+	}
+}

@@ -1,0 +1,213 @@
+//go:build linux
+
+package perf
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	perfutils "github.com/hodgesds/perf-utils"
+	"golang.org/x/sys/unix"
+)
+
+// openPath opens the named counter forcing one read path.
+func openPath(name string, path readPath) (*counter, error) {
+	var attr unix.PerfEventAttr
+	unit, hardware := UnitNanoseconds, false
+	switch name {
+	case Instructions:
+		attr, unit, hardware = perfutils.CPUInstructionsEventAttr(), UnitInstructions, true
+	case Cycles:
+		attr, unit, hardware = perfutils.CPUCyclesEventAttr(), UnitCycles, true
+	case TaskClock:
+		attr = perfutils.CPUTaskClockEventAttr()
+	}
+	return openAttr(name, unit, hardware, attr, path)
+}
+
+// Not parallel: it points paranoidPath at files of its own.
+func TestOpenErrorMessages(t *testing.T) {
+	dir := t.TempDir()
+	level := func(s string) string {
+		p := filepath.Join(dir, "paranoid"+s)
+		if err := os.WriteFile(p, []byte(s+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	defer func(p string) { paranoidPath = p }(paranoidPath)
+	tests := []struct {
+		name     string
+		hardware bool
+		err      error
+		paranoid string // path of the perf_event_paranoid file
+		want     string
+	}{
+		{"instructions", true, unix.ENOENT, "",
+			"perf: cannot open instructions counter: hardware counters are not supported on this machine (ENOENT); use -measure clock or -measure task-clock"},
+		{"cycles", true, unix.EOPNOTSUPP, "",
+			"perf: cannot open cycles counter: hardware counters are not supported on this machine (EOPNOTSUPP); use -measure clock or -measure task-clock"},
+		{"task-clock", false, unix.ENODEV, "",
+			"perf: cannot open task-clock counter: this perf event is not supported on this machine (ENODEV); use -measure clock"},
+		{"instructions", true, unix.EACCES, level("3"),
+			"perf: cannot open instructions counter: permission denied by kernel.perf_event_paranoid=3 (EACCES); use -measure clock, or allow user-mode counting with sysctl kernel.perf_event_paranoid=2"},
+		{"cycles", true, unix.EPERM, level("2"),
+			"perf: cannot open cycles counter: permission denied although kernel.perf_event_paranoid=2, perhaps by a seccomp filter or security module (EPERM); use -measure clock"},
+		{"task-clock", false, unix.EACCES, filepath.Join(dir, "missing"),
+			"perf: cannot open task-clock counter: permission denied (EACCES); use -measure clock"},
+		{"instructions", true, unix.ENOSYS, "",
+			"perf: cannot open instructions counter: this kernel has no perf_event_open (ENOSYS); use -measure clock"},
+		{"instructions", true, unix.EMFILE, "",
+			"perf: cannot open instructions counter: too many open files (EMFILE); use -measure clock or -measure task-clock"},
+		{"cycles", true, unix.EINVAL, "",
+			"perf: cannot open cycles counter: perf_event_open: invalid argument (EINVAL); use -measure clock or -measure task-clock"},
+		{"cycles", true, errors.New("odd failure"), "",
+			"perf: cannot open cycles counter: odd failure; use -measure clock or -measure task-clock"},
+	}
+	for _, tt := range tests {
+		paranoidPath = tt.paranoid
+		err := openError(tt.name, tt.hardware, tt.err)
+		if got := err.Error(); got != tt.want {
+			t.Errorf("openError(%s, %v):\n got %s\nwant %s", tt.name, tt.err, got, tt.want)
+		}
+		if !errors.Is(err, tt.err) {
+			t.Errorf("openError(%s, %v) does not wrap its cause", tt.name, tt.err)
+		}
+	}
+	if err := openError("cycles", true, unix.EPERM); !errors.Is(err, fs.ErrPermission) {
+		t.Error("EPERM is not fs.ErrPermission")
+	}
+}
+
+// TestOpenErrorFromKernel makes the kernel refuse an event for the reason a
+// VM without a PMU refuses hardware counters: no PMU of that type.
+func TestOpenErrorFromKernel(t *testing.T) {
+	attr := unix.PerfEventAttr{Type: 0x7fff, Config: 1}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	_, err := openAttr(Instructions, UnitInstructions, true, attr, pathAuto)
+	if err == nil {
+		t.Fatal("opening an event of an absent PMU type succeeded")
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		t.Skip(err.Error())
+	}
+	want := "perf: cannot open instructions counter: hardware counters are not supported on this machine (ENOENT); use -measure clock or -measure task-clock"
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err, want)
+	}
+}
+
+// TestCounterPaths checks both read paths of every counter that opens: they
+// count the same thing, monotonically, and instructions count at least the
+// loop's instructions.
+func TestCounterPaths(t *testing.T) {
+	for _, name := range []string{Instructions, Cycles, TaskClock} {
+		for _, path := range []readPath{pathSyscall, pathUser} {
+			t.Run(name+"/"+[]string{pathSyscall: "read(2)", pathUser: "rdpmc"}[path], func(t *testing.T) {
+				lockThread(t)
+				c, err := openPath(name, path)
+				if err != nil {
+					if unavailable(err) {
+						t.Skip(err.Error())
+					}
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if path == pathUser && c.page == nil {
+					t.Skip("the kernel offers no user-space read (cap_user_rdpmc) for this event")
+				}
+				if got := c.source(); got != map[readPath]string{pathSyscall: "read(2)", pathUser: "rdpmc"}[path] {
+					t.Fatalf("source = %s", got)
+				}
+				const loop = 1_000_000
+				prev := c.Read()
+				for range 20 {
+					before := c.Read()
+					sink += spin(loop)
+					after := c.Read()
+					if before < prev || after < before {
+						t.Fatalf("not monotonic: %d, %d, %d", prev, before, after)
+					}
+					// The loop body is a multiply and two adds, so at least
+					// three instructions an iteration.
+					if name == Instructions && after-before < 3*loop {
+						t.Fatalf("%d instructions counted over a loop of %d iterations", after-before, loop)
+					}
+					if after == before {
+						t.Fatalf("%s did not advance over a busy loop", name)
+					}
+					prev = after
+				}
+				// The user-space read and read(2) agree: a read through the
+				// file descriptor falls between two user-space reads.
+				if path == pathUser {
+					a, ok := c.readUser(c.page)
+					s := c.readSyscall()
+					b, ok2 := c.readUser(c.page)
+					if !ok || !ok2 || a > s || s > b {
+						t.Errorf("rdpmc %d (%v), read(2) %d, rdpmc %d (%v): out of order", a, ok, s, b, ok2)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestTaskClock checks that task-clock is the thread's CPU time: it advances
+// with a busy loop, about as fast as the clock, and barely during a sleep.
+func TestTaskClock(t *testing.T) {
+	lockThread(t)
+	m := openOrSkip(t, TaskClock)
+	clock := openClock()
+
+	// Other processes may take the CPU away, so a busy loop's task-clock can
+	// fall behind the clock by any amount; it can never run ahead. Look for
+	// one stretch in a few where it kept at least half the pace.
+	best := 0.0
+	for range 10 {
+		c0, m0 := clock.Read(), m.Read()
+		sink += spin(5_000_000)
+		m1, c1 := m.Read(), clock.Read()
+		wall, cpu := c1-c0, m1-m0
+		if cpu > wall+wall/50+50_000 {
+			t.Fatalf("task-clock ran %d ns during %d ns of clock", cpu, wall)
+		}
+		best = max(best, float64(cpu)/float64(wall))
+		if best > 0.5 {
+			break
+		}
+	}
+	if best <= 0.5 {
+		t.Errorf("task-clock kept at best %.2f of the clock's pace over a busy loop", best)
+	}
+
+	m0 := m.Read()
+	time.Sleep(20 * time.Millisecond)
+	if d := m.Read() - m0; d > uint64(5*time.Millisecond) {
+		t.Errorf("task-clock advanced %v during a 20ms sleep", time.Duration(d))
+	}
+}
+
+// TestCounterIsPerThread checks that a counter counts its own thread only:
+// another thread's busy loop does not move it.
+func TestCounterIsPerThread(t *testing.T) {
+	lockThread(t)
+	m := openOrSkip(t, TaskClock)
+	v0 := m.Read()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // a thread of its own, released when the goroutine ends
+		sink += spin(20_000_000)
+	}()
+	<-done
+	if d := m.Read() - v0; d > uint64(5*time.Millisecond) {
+		t.Errorf("task-clock advanced %v while another thread spun and this one waited", time.Duration(d))
+	}
+}

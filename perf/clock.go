@@ -57,8 +57,15 @@ func (*tscClock) source() string  { return "tsc" }
 // Read returns the counter in nanoseconds. The 128-bit product cannot
 // overflow, and the scaling is monotonic in the tick count, so the result is
 // as monotonic as the counter itself; it wraps after 584 years of uptime.
+//
+// It uses a bare RDTSC, not RDTSCP: the shadow runtime reads the clock at
+// every event, so the 20-odd ns that RDTSCP's ordering costs here would be
+// paid several times per spawn. Without ordering a read can run a few cycles
+// ahead of the instructions before it, which moves a strand boundary by
+// nanoseconds; the runtime clamps a strand that comes out negative to zero,
+// so no measurement goes backwards.
 func (c *tscClock) Read() uint64 {
-	return scaleTicks(rdtscp(), c.mult)
+	return scaleTicks(rdtsc(), c.mult)
 }
 
 // scaleTicks returns t·mult / 2^tscShift, truncated to 64 bits. It inlines

@@ -10,8 +10,7 @@ import (
 // rdtscp executes RDTSCP, which waits for every earlier instruction and load.
 func rdtscp() uint64
 
-// rdtsc executes a bare RDTSC; only benchmarks use it, to show what ordering
-// costs.
+// rdtsc executes a bare RDTSC: what tscClock.Read uses (see there why).
 func rdtsc() uint64
 
 // cpuid executes CPUID for leaf eax, subleaf ecx.

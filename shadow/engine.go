@@ -184,7 +184,7 @@ func (e *Engine) strand(d int64) {
 	tk := &e.tasks[len(e.tasks)-1]
 	tk.t += d
 	tk.tb += d
-	e.pp.update(&tk.path, f.ctx, spanprofile.Measurement{Local: spanprofile.Triple{Span: d}})
+	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 
 // push starts an invocation of site in the current task.
@@ -230,7 +230,7 @@ func (e *Engine) finish(f *frame, tk *task) {
 	}
 	addMeasurement(&e.onWork[f.ctx], &m)
 	m.Local.Span = 0 // on the path, local span comes from the strands themselves
-	e.pp.update(&tk.path, f.ctx, m)
+	e.pp.updatePtr(&tk.path, f.ctx, &m)
 	e.active[f.site]--
 	e.activeFn[f.fn]--
 }
@@ -320,7 +320,7 @@ func (e *Engine) SpawnBegin(site SiteID) {
 	e.spawns++
 	pt := len(e.tasks) - 1
 	fork := e.rp.retain(e.recordOf(len(e.frames) - 1))
-	child := task{t: e.tasks[pt].t, tb: e.tasks[pt].tb, path: e.pp.share(e.tasks[pt].path), base: len(e.frames), fork: fork}
+	child := task{t: e.tasks[pt].t, tb: e.tasks[pt].tb, path: e.pp.share(&e.tasks[pt].path), base: len(e.frames), fork: fork}
 	e.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
 	e.tasks = append(e.tasks, child)
 	e.push(site)
@@ -354,7 +354,7 @@ func (e *Engine) SpawnEnd(obj unsafe.Pointer) {
 func (e *Engine) Done(obj unsafe.Pointer) {
 	e.tick()
 	tk := &e.tasks[len(e.tasks)-1]
-	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(tk.path), chain: e.rp.retain(e.recordOf(len(e.frames) - 1))}
+	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(e.frames) - 1))}
 	for i := tk.base; i < len(e.frames); i++ {
 		f := &e.frames[i]
 		if f.site < 0 {
@@ -425,6 +425,6 @@ func (e *Engine) offerSink(v *value) {
 	}
 	if !e.hasSink || v.t > e.sink.t {
 		e.pp.init(&e.sink.path)
-		e.sink.t, e.sink.path, e.hasSink = v.t, e.pp.share(v.path), true
+		e.sink.t, e.sink.path, e.hasSink = v.t, e.pp.hold(&v.path), true
 	}
 }

@@ -85,6 +85,11 @@ type prof struct {
 	arr  *profArray
 	head *profNode
 	n    int32 // list length above arr
+	// own counts the nodes this handle pushed since it was made by share
+	// or last flushed. Figure 4 flushes when the list reaches S elements
+	// because those elements paid for the flush; a shared handle inherits
+	// nodes it did not pay for, so the threshold applies to own.
+	own int32
 }
 
 // profPool holds free nodes and arrays and the current key space size S.
@@ -155,15 +160,42 @@ func (pp *profPool) flushLimit() int32 {
 	return pp.keys
 }
 
-// share returns a second handle on the same profile in O(1).
-func (pp *profPool) share(p prof) prof {
-	if p.arr != nil {
-		p.arr.refs++
+// share returns a second handle on the same profile in O(1) amortized.
+//
+// A shared list is walked by every handle that later flushes it, which
+// would break Figure 4's accounting (each element pays for one flush), and a
+// handle that adopts a child's path inherits the child's list, so without
+// care the list grows with the run. So p is flushed first when its list is
+// half the limit or longer: its elements pay for that flush, a child then
+// inherits fewer than limit/2 elements and flushes only after pushing limit
+// of its own, and any list stays shorter than 1.5 limits.
+func (pp *profPool) share(p *prof) prof {
+	if p.n >= pp.flushLimit()/2 {
+		pp.flush(p)
 	}
-	if p.head != nil {
-		p.head.refs++
+	q := *p
+	if q.arr != nil {
+		q.arr.refs++
 	}
-	return p
+	if q.head != nil {
+		q.head.refs++
+	}
+	q.own = 0
+	return q
+}
+
+// hold returns a read-only handle on p's profile: the holder never updates
+// it, so p need not flush first (the sink of the critical path is one).
+func (pp *profPool) hold(p *prof) prof {
+	q := *p
+	if q.arr != nil {
+		q.arr.refs++
+	}
+	if q.head != nil {
+		q.head.refs++
+	}
+	q.own = 0
+	return q
 }
 
 // init is INIT(R) of Figure 4: R becomes empty.
@@ -187,24 +219,56 @@ func (pp *profPool) assign(dst, src *prof) {
 
 // update is UPDATE(R, <key, m>) of Figure 4.
 func (pp *profPool) update(p *prof, key int32, m spanprofile.Measurement) {
+	pp.updatePtr(p, key, &m)
+}
+
+// updatePtr is update without copying the measurement, for the hot path.
+func (pp *profPool) updatePtr(p *prof, key int32, m *spanprofile.Measurement) {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
-	if p.head == nil && p.arr != nil && p.arr.refs == 1 {
-		p.arr.add(key, m) // Figure 4 line 16, in place because nobody shares it
-		return
-	}
-	if p.head != nil && p.head.refs == 1 && p.head.key == key {
-		addMeasurement(&p.head.rec, &m) // coalesce with an unshared pending update
+	if p.head == nil {
+		if a := p.arr; a != nil && a.refs == 1 && int(key) < len(a.recs) {
+			// Figure 4 line 16, in place because nobody shares it.
+			if !a.has[key] {
+				a.has[key] = true
+				a.used = append(a.used, key)
+			}
+			addMeasurement(&a.recs[key], m)
+			return
+		}
+	} else if h := p.head; h.refs == 1 && h.key == key {
+		addMeasurement(&h.rec, m) // coalesce with an unshared pending update
 		return
 	}
 	nd := pp.node()
-	nd.next, nd.refs, nd.key, nd.rec = p.head, 1, key, m
+	nd.next, nd.refs, nd.key, nd.rec = p.head, 1, key, *m
 	p.head = nd
 	p.n++
-	if p.n >= pp.flushLimit() { // lines 18-19
+	p.own++
+	if p.own >= pp.flushLimit() { // lines 18-19
 		pp.flush(p)
 	}
+}
+
+// addSpan is update(p, key, {Local: {Span: d}}), the update every strand
+// makes, without building a Measurement: the hot path's common cases are an
+// array or a pending update that p owns alone.
+func (pp *profPool) addSpan(p *prof, key int32, d int64) {
+	if p.head == nil {
+		if a := p.arr; a != nil && a.refs == 1 && int(key) < len(a.recs) {
+			if !a.has[key] {
+				a.has[key] = true
+				a.used = append(a.used, key)
+			}
+			a.recs[key].Local.Span += d
+			return
+		}
+	} else if h := p.head; h.refs == 1 && h.key == key {
+		h.rec.Local.Span += d
+		return
+	}
+	pp.update(p, key, spanprofile.Measurement{Local: spanprofile.Triple{Span: d}})
 }
 
 // flush is _FLUSHLIST of Figure 4: apply the list to an array that p owns

@@ -83,7 +83,7 @@ func TestProfAgainstModel(t *testing.T) {
 				}
 				what = "share"
 				pp.init(&profs[a])
-				profs[a] = pp.share(profs[b])
+				profs[a] = pp.share(&profs[b])
 				models[a] = maps.Clone(models[b])
 			case 4:
 				what = "flush"
@@ -117,7 +117,7 @@ func TestProfEachFlushes(t *testing.T) {
 	for k := int32(9); k >= 0; k-- {
 		pp.update(&p, k, spanprofile.Measurement{Local: spanprofile.Triple{Span: int64(k)}})
 	}
-	q := pp.share(p)
+	q := pp.share(&p)
 	var keys []int32
 	pp.each(&q, func(k int32, m spanprofile.Measurement) {
 		if m.Local.Span != int64(k) {
@@ -157,7 +157,7 @@ func BenchmarkProfOps(b *testing.B) {
 				switch i & 7 {
 				case 0: // spawn: the child shares the parent's path
 					pp.init(&child)
-					child = pp.share(path)
+					child = pp.share(&path)
 				case 4: // join: the longer path wins
 					if i&8 == 0 {
 						pp.assign(&path, &child)

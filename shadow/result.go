@@ -18,7 +18,7 @@ func (e *Engine) Stop() *spanprofile.Profile {
 			e.CallEnd()
 		}
 		tk := &e.tasks[0]
-		v := value{t: tk.t, tb: tk.tb, path: e.pp.share(tk.path)}
+		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
 		e.offerSink(&v)
 		e.drop(&v)
 	}

@@ -51,6 +51,10 @@ type frame struct {
 	conn bool
 	up   *record
 	rec  *record // cached record of (id, o, conn, up); nil when stale
+
+	// The context of the last non-recursive child this frame started: a
+	// loop calling one site looks it up in the context tree once.
+	lastSite, lastCtx int32
 }
 
 // task is a goroutine. In serial mode a spawned task runs to completion
@@ -195,20 +199,31 @@ func (e *Engine) push(site SiteID) {
 	}
 	parent := &e.frames[len(e.frames)-1]
 	var ctx int32
-	if e.active[s] > 0 {
+	switch {
+	case e.active[s] > 0:
 		ctx = e.foldCtx[s] // fold recursion: back to the outer invocation's context
-	} else {
+	case parent.lastSite == s+1:
+		ctx = parent.lastCtx
+		e.foldCtx[s] = ctx
+	default:
 		ctx = e.cct.child(parent.ctx, s)
+		parent.lastSite, parent.lastCtx = s+1, ctx
 		e.foldCtx[s] = ctx
 	}
 	fn := e.fn[s]
 	tk := &e.tasks[len(e.tasks)-1]
-	e.frames = append(e.frames, frame{
-		id: e.nextID, start: e.seq, mark: e.seq,
-		site: s, ctx: ctx, fn: fn,
-		topCS: e.active[s] == 0, topCaller: e.activeFn[fn] == 0,
-		t0: tk.t, w0: e.work, conn: true,
-	})
+	if len(e.frames) == cap(e.frames) {
+		e.frames = append(e.frames, frame{})[:len(e.frames)]
+	}
+	// Fill the new slot field by field: its pointer fields are already nil
+	// (pop clears them), so this costs no write barriers or bulk copy.
+	e.frames = e.frames[:len(e.frames)+1]
+	f := &e.frames[len(e.frames)-1]
+	f.id, f.start, f.mark = e.nextID, e.seq, e.seq
+	f.site, f.ctx, f.fn = s, ctx, fn
+	f.topCS, f.topCaller = e.active[s] == 0, e.activeFn[fn] == 0
+	f.t0, f.w0, f.ownWork, f.o, f.conn = tk.t, e.work, 0, 0, true
+	f.lastSite = 0
 	e.nextID++
 	e.active[s]++
 	e.activeFn[fn]++
@@ -218,19 +233,34 @@ func (e *Engine) push(site SiteID) {
 // the current path, which is the longest path to the invocation's end.
 func (e *Engine) finish(f *frame, tk *task) {
 	work, span := e.work-f.w0, tk.t-f.t0
-	m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: f.ownWork, Span: f.o}}
-	if f.topCS {
-		m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
-	}
-	if f.topCaller {
-		m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
-	}
 	for int(f.ctx) >= len(e.onWork) {
 		e.onWork = append(e.onWork, spanprofile.Measurement{})
 	}
-	addMeasurement(&e.onWork[f.ctx], &m)
-	m.Local.Span = 0 // on the path, local span comes from the strands themselves
-	e.pp.updatePtr(&tk.path, f.ctx, &m)
+	w := &e.onWork[f.ctx]
+	w.Local.Count++
+	w.Local.Work += f.ownWork
+	w.Local.Span += f.o
+	if !f.topCS && !f.topCaller {
+		// Nested in its own recursion: only the local triple, the common
+		// case deep in divide and conquer.
+		e.pp.addLocal(&tk.path, f.ctx, f.ownWork)
+	} else {
+		var m spanprofile.Measurement
+		m.Local.Count, m.Local.Work = 1, f.ownWork // on the path, local span comes from the strands
+		if f.topCS {
+			m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
+			w.TopCallSite.Count++
+			w.TopCallSite.Work += work
+			w.TopCallSite.Span += span
+		}
+		if f.topCaller {
+			m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
+			w.TopCaller.Count++
+			w.TopCaller.Work += work
+			w.TopCaller.Span += span
+		}
+		e.pp.updatePtr(&tk.path, f.ctx, &m)
+	}
 	e.active[f.site]--
 	e.activeFn[f.fn]--
 }
@@ -244,7 +274,7 @@ func (e *Engine) pop() (conn bool, up *record) {
 		e.rp.release(f.rec)
 	}
 	conn, up = f.conn, f.up
-	*f = frame{}
+	f.up, f.rec = nil, nil
 	e.frames = e.frames[:n]
 	return conn, up
 }

@@ -271,6 +271,27 @@ func (pp *profPool) addSpan(p *prof, key int32, d int64) {
 	pp.update(p, key, spanprofile.Measurement{Local: spanprofile.Triple{Span: d}})
 }
 
+// addLocal is update(p, key, {Local: {Count: 1, Work: w}}), the update of
+// an invocation that is neither top-call-site nor top-caller.
+func (pp *profPool) addLocal(p *prof, key int32, w int64) {
+	if p.head == nil {
+		if a := p.arr; a != nil && a.refs == 1 && int(key) < len(a.recs) {
+			if !a.has[key] {
+				a.has[key] = true
+				a.used = append(a.used, key)
+			}
+			a.recs[key].Local.Count++
+			a.recs[key].Local.Work += w
+			return
+		}
+	} else if h := p.head; h.refs == 1 && h.key == key {
+		h.rec.Local.Count++
+		h.rec.Local.Work += w
+		return
+	}
+	pp.update(p, key, spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: w}})
+}
+
 // flush is _FLUSHLIST of Figure 4: apply the list to an array that p owns
 // exclusively. Copying a shared array costs O(S), paid for by the S list
 // elements being flushed.

@@ -1,0 +1,82 @@
+package shadow
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// TestStartStopWritesProfile runs a small program through the package-level
+// API with the real clock, as generated code does, and checks the file it
+// writes: it reads back, and `go tool pprof` shows the critical path. It
+// uses the process-wide run, so it is the only test that calls Start.
+func TestStartStopWritesProfile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "p.pb.gz")
+	t.Setenv(EnvOut, out)
+	t.Setenv(EnvMeasure, "clock")
+	t.Setenv(EnvBurden, "1us")
+	base := Register([]SiteInfo{
+		{File: "api_test.go", Line: 1, Func: "shadow.busy", Caller: "shadow.TestStartStopWritesProfile", Kind: spanprofile.KindSpawn},
+		{File: "api_test.go", Line: 2, Func: "shadow.busy", Caller: "shadow.TestStartStopWritesProfile", Kind: spanprofile.KindCall},
+	})
+	o, err := OptionsFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(o); err == nil {
+		t.Error("a second Start succeeded")
+	}
+	obj := unsafe.Pointer(new(wgStub))
+	for i := 0; i < 4; i++ {
+		Spawn(base, obj, func() { busy(200_000) })
+	}
+	Join(obj)
+	Call(base+1, func() { busy(100_000) })
+	if err := Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	p, err := spanprofile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Burden != 1000 || p.Measure != "clock" || p.Unit != "nanoseconds" || p.Spawns != 4 || p.Syncs != 1 {
+		t.Errorf("profile header = burden %d measure %s unit %s spawns %d syncs %d", p.Burden, p.Measure, p.Unit, p.Spawns, p.Syncs)
+	}
+	// Four equal children then a call half as long: parallelism about
+	// (4+0.5)/(1+0.5) = 3, whatever the machine's speed.
+	if par := p.Parallelism(); par < 2 || par > 4 {
+		t.Errorf("parallelism %.2f, want about 3", par)
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command for go tool pprof")
+	}
+	cmd := exec.Command("go", "tool", "pprof", "-top", "-sample_index=span", out)
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+	top, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, top)
+	}
+	if !strings.Contains(string(top), "shadow.busy") {
+		t.Errorf("go tool pprof -top does not show shadow.busy:\n%s", top)
+	}
+}
+
+//go:noinline
+func busy(n int) int {
+	x := 0
+	for i := 0; i < n; i++ {
+		x += i * i
+	}
+	return x
+}

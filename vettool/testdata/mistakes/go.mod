@@ -1,0 +1,3 @@
+module example.com/mistakes
+
+go 1.25

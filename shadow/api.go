@@ -223,7 +223,18 @@ func burdenIn(m perf.Measure, d time.Duration) int64 {
 
 // HandOffCost measures the median wall time of spawning a goroutine and
 // waiting for it on this machine.
+//
+// It measures from a goroutine of its own: the caller may be locked to its
+// OS thread (the runtime locks the main goroutine while packages initialize,
+// and per-thread measures lock it for the run), and a locked goroutine that
+// parks hands its thread off, which costs some 30 µs instead of about one.
 func HandOffCost() time.Duration {
+	c := make(chan time.Duration)
+	go func() { c <- handOffCost() }()
+	return <-c
+}
+
+func handOffCost() time.Duration {
 	const n = 201
 	costs := make([]time.Duration, n)
 	var wg sync.WaitGroup

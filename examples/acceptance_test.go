@@ -1,0 +1,181 @@
+// Package examples_test checks that spanprof tells the papers' stories
+// (DESIGN §12) about the programs in this directory: each example is built
+// instrumented and run by `spanprof run`, at a smaller input than its
+// default, and its profile is checked for what the Cilkprof and Cilkview
+// case studies found.
+package examples_test
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+var spanprofBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "spanprof-acceptance")
+	if err != nil {
+		panic(err)
+	}
+	spanprofBin = filepath.Join(dir, "spanprof")
+	if runtime.GOOS == "windows" {
+		spanprofBin += ".exe"
+	}
+	code := 0
+	if out, err := exec.Command("go", "build", "-o", spanprofBin, "../cmd/spanprof").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		code = 1
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// profile runs `spanprof run ./examples/NAME -- ARGS` and reads the profile.
+func profile(t *testing.T, name string, args ...string) *spanprofile.Profile {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and profiles an example")
+	}
+	out := filepath.Join(t.TempDir(), name+".pb.gz")
+	cmd := exec.Command(spanprofBin, append([]string{"run", "-o", out, "./" + name, "--"}, args...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spanprof run ./%s: %v\n%s", name, err, b)
+	}
+	p, err := spanprofile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// site returns the measurements of the site whose Func is fn and whose
+// source line contains text, failing the test if there is none.
+func site(t *testing.T, p *spanprofile.Profile, fn string) spanprofile.SiteMeasurement {
+	t.Helper()
+	for _, s := range p.BySite() {
+		if s.Site.Func == fn {
+			return s
+		}
+	}
+	t.Fatalf("no site calls %s; sites: %v", fn, p.Sites)
+	return spanprofile.SiteMeasurement{}
+}
+
+func byLocalSpanOnSpan(p *spanprofile.Profile) []spanprofile.SiteMeasurement {
+	s := p.BySite()
+	slices.SortStableFunc(s, func(a, b spanprofile.SiteMeasurement) int {
+		return int(b.OnSpan.Local.Span - a.OnSpan.Local.Span)
+	})
+	return s
+}
+
+// Cilkprof §2, Figure 2: in parallel quicksort the serial partition is where
+// the critical path spends its time, and the parallelism is modest.
+func TestQuicksortPartitionBoundsTheSpan(t *testing.T) {
+	p := profile(t, "quicksort", "-n", "1000000")
+	// The program also generates its input and checks its output serially;
+	// among the sites of the sort itself, partition must come first.
+	sort := map[string]bool{"main.partition": true, "main.pqsort": true, "main.pqsort.func1": true, "main.insertionSort": true, "main.medianOfThree": true}
+	for _, s := range byLocalSpanOnSpan(p) {
+		if !sort[s.Site.Func] {
+			continue
+		}
+		if s.Site.Func != "main.partition" {
+			t.Errorf("top site of the sort by local span on span is %s (%s:%d), want main.partition", s.Site.Func, s.Site.File, s.Site.Line)
+		}
+		break
+	}
+	if par := p.Parallelism(); par < 1.5 || par > 40 {
+		t.Errorf("parallelism %.1f, want the low tens or below", par)
+	}
+}
+
+// Cilkprof Figure 7: the top-caller work of fib's two recursive sites is in
+// the golden ratio.
+func TestFibTopCallerRatioIsPhi(t *testing.T) {
+	p := profile(t, "fib", "-n", "22")
+	var spawn, call float64
+	for _, s := range p.BySite() {
+		if s.Site.Caller != "main.fib" && s.Site.Caller != "main.fib.func1" {
+			continue
+		}
+		switch s.Site.Kind {
+		case spanprofile.KindSpawn:
+			spawn += float64(s.OnWork.TopCaller.Work)
+		case spanprofile.KindCall:
+			if s.Site.Func == "main.fib" && s.Site.Caller == "main.fib" {
+				call += float64(s.OnWork.TopCaller.Work)
+			}
+		}
+	}
+	phi := (1 + math.Sqrt(5)) / 2
+	if r := spawn / call; math.Abs(r-phi)/phi > 0.10 {
+		t.Errorf("top-caller work of the fib(n-1) spawn over the fib(n-2) call = %.3f (%.0f/%.0f), want φ = %.3f within 10%%", r, spawn, call, phi)
+	}
+}
+
+// Cilkprof Figures 9-10: base is never called from the top-level mm, so its
+// top-caller work is zero, yet most of the work of the call of mm from the
+// program's driver is local to base; that call has ample parallelism. (The
+// program's serial set-up, making the matrices and checking the product, is
+// outside that call.)
+func TestMatmulWorkIsLocalToBase(t *testing.T) {
+	p := profile(t, "matmul", "-n", "512", "-cutoff", "32")
+	b := site(t, p, "main.base")
+	var top spanprofile.SiteMeasurement
+	for _, s := range p.BySite() {
+		if s.Site.Func == "main.mm" && s.Site.Caller == "main.run" {
+			top = s
+		}
+	}
+	mm := top.OnWork.TopCallSite
+	if mm.Work == 0 {
+		t.Fatalf("no call of main.mm from main.run; sites: %v", p.Sites)
+	}
+	if frac := float64(b.OnWork.Local.Work) / float64(mm.Work); frac < 0.8 {
+		t.Errorf("local work of base is %.0f%% of the work of mm, want most of it", 100*frac)
+	}
+	if b.OnWork.TopCaller.Work != 0 {
+		t.Errorf("top-caller work of base = %d, want 0 (never called from a top-level mm)", b.OnWork.TopCaller.Work)
+	}
+	if par := float64(mm.Work) / float64(mm.Span); par < 20 {
+		t.Errorf("parallelism of the call of mm = %.1f, want ample", par)
+	}
+}
+
+// Cilkview §5: parallelizing the stencil's inner loop gives goroutines too
+// small to pay for themselves (burdened parallelism below 1); moving the
+// parallelism to the outer loop fixes it.
+func TestStencilGrainInnerVersusOuter(t *testing.T) {
+	args := []string{"-rows", "258", "-cols", "258", "-steps", "10"}
+	inner := profile(t, "stencil", args...)
+	outer := profile(t, "stencil", append(args, "-outer")...)
+	if bp := inner.BurdenedParallelism(); bp >= 1 {
+		t.Errorf("inner loop: burdened parallelism %.2f, want below 1 (parallelism %.1f, burden %d ns)", bp, inner.Parallelism(), inner.Burden)
+	}
+	if bp := outer.BurdenedParallelism(); bp < 2 || bp < 2*inner.BurdenedParallelism() {
+		t.Errorf("outer loop: burdened parallelism %.2f, want well above the inner loop's %.2f", bp, inner.BurdenedParallelism())
+	}
+}
+
+// The tree sum's serial construction bounds its span: it is the top site by
+// local span on span, and most of the span.
+func TestTreesumConstructionIsTheBottleneck(t *testing.T) {
+	p := profile(t, "treesum", "-n", "1000000")
+	top := byLocalSpanOnSpan(p)[0]
+	if top.Site.Func != "main.build" {
+		t.Errorf("top site by local span on span is %s, want main.build", top.Site.Func)
+	}
+	if frac := float64(top.OnSpan.Local.Span) / float64(p.Span); frac < 0.5 {
+		t.Errorf("build is %.0f%% of the span, want most of it", 100*frac)
+	}
+}

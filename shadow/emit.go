@@ -1,7 +1,11 @@
 package shadow
 
 import (
+	"fmt"
+	"os"
+	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -112,4 +116,268 @@ func Call(site SiteID, f func()) {
 	current.CallBegin(site)
 	f()
 	current.CallEnd()
+}
+
+// The helpers below are for code that spanprof's rewriter generates: starting
+// and ending the run from instrumented packages and test binaries, calls in
+// expressions, os.Exit, and parlib's spawns, syncs and loops.
+
+// Defaults for the run's options where the environment sets none; `spanprof
+// build` sets them with -ldflags=-X so that a built binary profiles with the
+// flags it was built with.
+var (
+	defaultMode    string
+	defaultMeasure string
+	defaultBurden  string
+)
+
+// StartIfNeeded starts a run from the environment, as StartFromEnv does,
+// unless one is running. Every instrumented package calls it (through Init)
+// before its first event can happen, so a run covers package initialization
+// too, whichever instrumented package the program initializes first.
+func StartIfNeeded() {
+	startMu.Lock()
+	running := current != nil
+	startMu.Unlock()
+	if running {
+		return
+	}
+	o, err := OptionsFromEnv()
+	if err == nil {
+		if os.Getenv(EnvMode) == "" && defaultMode != "" {
+			o.Mode = defaultMode
+		}
+		if os.Getenv(EnvMeasure) == "" && defaultMeasure != "" {
+			o.Measure = defaultMeasure
+		}
+		if os.Getenv(EnvBurden) == "" && defaultBurden != "" {
+			o.Burden, err = time.ParseDuration(defaultBurden)
+		}
+	}
+	if err == nil {
+		err = Start(o)
+	}
+	if err != nil && Current() == nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+// Init registers an instrumented package's static site table and returns
+// the ID of its first site, starting the run first if needed. Generated code
+// calls it from the initializer of the package's site-table variable, which
+// Go initializes before any package-level variable whose initialization
+// runs instrumented code.
+func Init(sites []SiteInfo) SiteID {
+	StartIfNeeded()
+	return Register(sites)
+}
+
+// A test binary's profile goes where its -spanprofile flag says (test), or
+// else to testDefault, or else to $SPANPROF_OUT; with none of them the run
+// writes nothing.
+var (
+	outMu       sync.Mutex
+	testBinary  bool
+	testFlag    *string
+	testDefault string
+)
+
+// TestOutput makes Finish write the profile of a test binary to *flag, read
+// when the profile is written (after the test flags are parsed), or to def
+// when the flag is empty, or to $SPANPROF_OUT; with none, Finish writes
+// nothing, so that a plain `go test` of rewritten code leaves no file.
+func TestOutput(flag *string, def string) {
+	outMu.Lock()
+	defer outMu.Unlock()
+	testBinary, testFlag, testDefault = true, flag, def
+}
+
+// Finish ends the run and writes the profile (see TestOutput for test
+// binaries). Only the first call writes; it is safe in a deferred call while
+// a panic unwinds. Rewritten main functions defer it; generated TestMain
+// functions call it after the tests have run.
+func Finish() {
+	startMu.Lock()
+	running := current != nil
+	startMu.Unlock()
+	if !running {
+		return
+	}
+	outMu.Lock()
+	if testBinary {
+		out := testDefault
+		if testFlag != nil && *testFlag != "" {
+			out = *testFlag
+		}
+		if out == "" {
+			out = os.Getenv(EnvOut)
+		}
+		if out == "" {
+			outMu.Unlock()
+			return
+		}
+		startMu.Lock()
+		runOpts.Out = out
+		startMu.Unlock()
+	}
+	outMu.Unlock()
+	StopOrExit()
+}
+
+// BeforeExit writes the profile as Finish does and returns code:
+// instrumented code calls os.Exit(BeforeExit(code)), so that a program that
+// exits that way still leaves its profile.
+func BeforeExit(code int) int {
+	Finish()
+	return code
+}
+
+// Entered is the token that Enter returns and Leave takes, so that a call in
+// an expression can be instrumented in place: Leave(Enter(site), f(x)).
+// Go evaluates the calls of an argument list from left to right, so Enter
+// runs before f's arguments and f, and Leave after f returns.
+type Entered struct{}
+
+// Enter marks the start of an instrumented call at site (CallBegin).
+func Enter(site SiteID) Entered {
+	current.CallBegin(site)
+	return Entered{}
+}
+
+// Leave marks the return of the innermost instrumented call (CallEnd) and
+// returns the call's result.
+func Leave[T any](_ Entered, v T) T {
+	current.CallEnd()
+	return v
+}
+
+// Leave2, Leave3 and Leave4 mark the return of an instrumented call with
+// that many results, passed through: return Leave2(f(x)) after a CallBegin
+// statement.
+func Leave2[A, B any](a A, b B) (A, B) {
+	current.CallEnd()
+	return a, b
+}
+
+// Leave3 is Leave2 for three results.
+func Leave3[A, B, C any](a A, b B, c C) (A, B, C) {
+	current.CallEnd()
+	return a, b, c
+}
+
+// Leave4 is Leave2 for four results.
+func Leave4[A, B, C, D any](a A, b B, c C, d D) (A, B, C, D) {
+	current.CallEnd()
+	return a, b, c, d
+}
+
+// ParlibGroup is what the parlib helpers need of a parlib.Group. Like
+// ErrGroup it is a constraint, not an import.
+type ParlibGroup[G any] interface {
+	*G
+	Spawn(func())
+	Sync()
+}
+
+// ParlibGroupSpawn runs g.Spawn(f) at site: f is a child whose return
+// signals g. It runs inline and g is left untouched, as it is once a spawned
+// child has returned; a panic in f propagates at once rather than at the
+// Sync.
+func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
+	current.SpawnBegin(site)
+	f()
+	current.SpawnEnd(unsafe.Pointer(g))
+}
+
+// ParlibGroupSync runs g.Sync(), a join.
+func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
+	g.Sync()
+	current.Wait(unsafe.Pointer(g))
+}
+
+// ParlibSpawn runs parlib.Spawn(f) at site; spawn is parlib.Spawn itself.
+// f runs inline; the Task that the program gets holds f's result, and its
+// return signals the Task. Making that Task starts a goroutine that only
+// returns the result, which the child's strand pays for.
+func ParlibSpawn[T, Task any](site SiteID, spawn func(func() T) *Task, f func() T) *Task {
+	current.SpawnBegin(site)
+	v := f()
+	t := spawn(func() T { return v })
+	current.SpawnEnd(unsafe.Pointer(t))
+	return t
+}
+
+// ParlibTaskWait runs t.Wait(), a join on the Task.
+func ParlibTaskWait[T, Task any, PT interface {
+	*Task
+	Wait() T
+}](t PT) T {
+	v := t.Wait()
+	current.Wait(unsafe.Pointer(t))
+	return v
+}
+
+// ParlibDo runs parlib.Do(fs...): fs[i] is a child at site+i whose return
+// signals the call's own join object, and the call waits for them all. do
+// is parlib.Do itself, which rewritten code names so that the program's
+// import of parlib stays used; serial mode does not call it.
+func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
+	obj := unsafe.Pointer(new(byte))
+	for i, f := range fs {
+		current.SpawnBegin(site + SiteID(i))
+		f()
+		current.SpawnEnd(obj)
+	}
+	current.Wait(obj)
+}
+
+// ParlibFor runs parlib.For(lo, hi, grain, body) at site; pfor is
+// parlib.For (see ParlibDo).
+func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, hi, grain int, body func(i int)) {
+	ParlibForRange(site, nil, lo, hi, grain, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			body(i)
+		}
+	})
+}
+
+// ParlibForEach runs parlib.ForEach(s, grain, body) at site; forEach is
+// parlib.ForEach (see ParlibDo).
+func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(i int, v *T)), s []T, grain int, body func(i int, v *T)) {
+	ParlibForRange(site, nil, 0, len(s), grain, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			body(i, &s[i])
+		}
+	})
+}
+
+// ParlibForRange runs parlib.ForRange(lo, hi, grain, body) at site;
+// forRange is parlib.ForRange (see ParlibDo). It
+// splits the range as parlib does (the same grain, the upper half spawned
+// and the lower half continued, down to pieces of at most grain indices),
+// so the DAG is the one the program builds, with every piece run inline.
+func ParlibForRange(site SiteID, forRange func(lo, hi, grain int, body func(lo, hi int)), lo, hi, grain int, body func(lo, hi int)) {
+	if hi <= lo {
+		return
+	}
+	n := uint(hi) - uint(lo)
+	g := uint(grain)
+	if grain <= 0 {
+		g = max(1, n/(8*uint(runtime.GOMAXPROCS(0))))
+	}
+	obj := unsafe.Pointer(new(byte))
+	parlibSplit(site, obj, lo, hi, g, body)
+	current.Wait(obj)
+}
+
+func parlibSplit(site SiteID, obj unsafe.Pointer, lo, hi int, grain uint, body func(lo, hi int)) {
+	for n := uint(hi) - uint(lo); n > grain; n = uint(hi) - uint(lo) {
+		mid := lo + int(n/2)
+		current.SpawnBegin(site)
+		parlibSplit(site, obj, mid, hi, grain, body)
+		current.SpawnEnd(obj)
+		hi = mid
+	}
+	body(lo, hi)
 }

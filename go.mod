@@ -3,9 +3,11 @@ module github.com/spanprof/spanprof
 go 1.26.8
 
 require (
+	github.com/dave/dst v0.28.0
 	github.com/golangci/plugin-module-register v0.1.2
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/hodgesds/perf-utils v0.7.0
+	golang.org/x/mod v0.42.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/tools v0.52.0
@@ -13,10 +15,8 @@ require (
 
 require (
 	github.com/chzyer/readline v1.5.1 // indirect
-	github.com/dave/dst v0.28.0 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b // indirect
 	go.uber.org/atomic v1.7.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	go.uber.org/multierr v1.6.0 // indirect
-	golang.org/x/mod v0.42.0 // indirect
 )

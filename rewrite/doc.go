@@ -1,0 +1,123 @@
+// Package rewrite instruments Go packages for the spanprof runtime
+// (package shadow): it turns the fork/join idioms that the forkjoin
+// analyzer finds into calls of the runtime, with github.com/dave/dst so that
+// comments, build constraints and //go: directives survive, and prints the
+// result gofmt-clean with //line directives that keep every position true.
+// `spanprof run`, `test` and `build` give the rewritten files to the go
+// command through -overlay and the runtime through a temporary -modfile
+// (Build); `spanprof rewrite -w` writes them in place and -undo restores
+// the originals (Write, Undo).
+//
+// # What is rewritten
+//
+// Each instrumented package gets a static site table in a generated file,
+// zz_spanprof.go (zz_spanprof_test.go for its internal test files and
+// zz_spanprof_x_test.go for its external test package):
+//
+//	var _spanprofSites = _spanprof_shadow.Init([]_spanprof_shadow.SiteInfo{
+//		{File: "p/a.go", Line: 12, Column: 3, Func: "example.com/m/p.f.func1", Caller: "example.com/m/p.f", Kind: "spawn"},
+//	})
+//
+// and code refers to site i as _spanprofSites+i. Init starts the profiled
+// run if none has started: Go initializes that variable before any
+// package-level variable whose initializer runs instrumented code, and an
+// imported package before its importer, so a run covers package
+// initialization too. The runtime is imported as _spanprof_shadow, in an
+// import declaration of its own; every injected name starts with
+// _spanprof, and a package that uses such a name is refused.
+//
+// The idioms, before and after (S is the site's _spanprofSites+i):
+//
+//	go func() { ... }()               _spanprof_shadow.Go(S, func() { ... })
+//	go f(x, y)                        { _spanprofA0, _spanprofA1 := x, y; _spanprof_shadow.Go(S, func() { f(_spanprofA0, _spanprofA1) }) }
+//	go s.m(x)                         { _spanprofF, _spanprofA0 := s.m, x; _spanprof_shadow.Go(S, func() { _spanprofF(_spanprofA0) }) }
+//	wg.Go(f)                          _spanprof_shadow.WaitGroupGo(S, &wg, f)
+//	wg.Done()                         _spanprof_shadow.WaitGroupDone(&wg)
+//	wg.Add(n)  (n < 0 or unknown)     _spanprof_shadow.WaitGroupAdd(&wg, n)
+//	wg.Wait()                         _spanprof_shadow.WaitGroupWait(&wg)
+//	g.Go(f), g.TryGo(f)  (errgroup)   _spanprof_shadow.GroupGo(S, g, f), _spanprof_shadow.GroupTryGo(S, g, f)
+//	g.Wait()  (errgroup)              _spanprof_shadow.GroupWait(g)
+//	grp.Spawn(f), grp.Sync()          _spanprof_shadow.ParlibGroupSpawn(S, &grp, f), _spanprof_shadow.ParlibGroupSync(&grp)
+//	t := parlib.Spawn(f); t.Wait()    t := _spanprof_shadow.ParlibSpawn(S, parlib.Spawn, f); _spanprof_shadow.ParlibTaskWait(t)
+//	parlib.Do(f, g)                   _spanprof_shadow.ParlibDo(S, parlib.Do, f, g)   (f at S, g at S+1)
+//	parlib.For(lo, hi, n, body)       _spanprof_shadow.ParlibFor(S, parlib.For, lo, hi, n, body)   (ForRange, ForEach alike)
+//	x := f(a)                         x := _spanprof_shadow.Leave(_spanprof_shadow.Enter(S), f(a))
+//	f(a)  (no result)                 _spanprof_shadow.CallBegin(S); f(a); _spanprof_shadow.CallEnd()
+//	a, b := f()  (also var, return,   _spanprof_shadow.CallBegin(S); a, b := _spanprof_shadow.Leave2(f())
+//	  and if, switch or for init)
+//	os.Exit(c)                        os.Exit(_spanprof_shadow.BeforeExit(c))
+//	func main() { ... }               func main() { _spanprof_shadow.StartIfNeeded(); defer _spanprof_shadow.Finish(); ... }
+//
+// A go statement evaluates its function value and arguments before it
+// spawns; so does the rewrite, into temporaries, except for what cannot
+// change before the closure runs (constants, nil, function literals, names
+// of functions). The join object of a method call is passed by pointer,
+// through embedded fields and method expressions as the call names it.
+// parlib's functions are passed to the helpers that mirror them so that the
+// file's import stays used; serial mode does not call them.
+//
+// Calls of functions of the package are instrumented except calls of
+// functions the compiler inlines (go list -export -gcflags=-m: the
+// compiler's own "can inline" decisions, as Cilkprof declines to instrument
+// inlined functions), deferred calls (wrapping one would stop recover
+// working in the callee), calls with more than four results, and calls in
+// positions where no statement can go (a multi-valued call in a for
+// statement's post statement or an else-if's init). Result.Stats counts
+// them by reason.
+//
+// # Spawns that stay goroutines
+//
+// In serial mode every spawn runs inline, which hangs if the spawned code
+// waits for something its continuation does. A spawn that forkjoin finds
+// not elidable is left as it is, with a warning naming it and the reason;
+// so is one whose code calls a method of another package that takes a
+// context.Context (semaphore.(*Weighted).Acquire waits for a release the
+// continuation makes; forkjoin assumes such calls return). The runtime
+// profiles one goroutine at a time, so nothing that such a goroutine may run
+// emits events: the spawned function, what it calls, spawns and declares,
+// transitively; the package's function literals and functions whose value is
+// taken, if it calls a function value; the methods of a name it calls
+// through an interface; and functions passed to (*testing.B).RunParallel,
+// time.AfterFunc or runtime.SetFinalizer. Code of this package that
+// goroutines started elsewhere call back into is not seen, and would
+// confuse the runtime.
+//
+// # Positions
+//
+// The rewrite keeps the original line structure where it can, and where
+// inserted code or reprinting moves a line, a //line directive naming the
+// original file by absolute path, at column 1, says the line's original
+// number: every line that starts an original node or comment, or holds its
+// closing brace, has its original line in panics, runtime.Caller and
+// compiler errors. (Columns on a line that gained code are not kept.) At
+// the top level a directive goes above a declaration's doc comment, between
+// blank lines, since gofmt moves a directive out of a doc comment. In
+// overlay builds every rewritten file also starts with a directive naming
+// the original, so -trimpath sees the original path.
+//
+// # Tests
+//
+// When tests are rewritten, each named package gets a TestMain in a
+// generated test file, which registers the -spanprofile flag, starts the run,
+// sets -test.parallel to 1 (serial mode profiles one goroutine at a time;
+// a -parallel flag on the command line overrides it), runs the tests and
+// writes the profile (shadow.TestOutput, shadow.Finish) to the file that
+// -spanprofile names, or the one spanprof test chose, or $SPANPROF_OUT; a
+// plain `go test` writes nothing. A package's own TestMain is renamed
+// _spanprofTestMain and called from the generated one: the profile is
+// written when it returns, or when it calls os.Exit (rewritten as above).
+//
+// # The runtime
+//
+// Rewritten code imports github.com/spanprof/spanprof/shadow. The spanprof
+// command carries that module's runtime packages (shadow, perf, spanprofile,
+// parlib) embedded (see the root package), with a go.mod that requires only
+// what they import (runtime.mod, runtime.sum, made by internal/mkruntime),
+// and writes them once to the user cache directory (Runtime). A build's
+// temporary go.mod is the module's own plus a requirement of
+// github.com/spanprof/spanprof replaced by that directory, the runtime's
+// requirements as indirect ones, and a go line at least the runtime's; its
+// go.sum is the module's plus the runtime's lines. Nothing needs the
+// network. A module that is spanprof itself (its examples) needs none of
+// this.
+package rewrite

@@ -1,0 +1,333 @@
+package rewrite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/dave/dst"
+	"github.com/dave/dst/decorator"
+	"github.com/dave/dst/dstutil"
+)
+
+// apply edits every file of the unit that has something to change and
+// prints it.
+func (ur *unitRewriter) apply() ([]*File, error) {
+	var files []*File
+	var errs []error
+	for _, fr := range ur.files {
+		src, changed, err := ur.applyFile(fr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rewriting %s: %w", ur.prog.relPath(fr.name), err))
+			continue
+		}
+		if !changed {
+			continue
+		}
+		old, err := os.ReadFile(fr.name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		files = append(files, &File{Path: fr.name, Old: old, New: src})
+	}
+	return files, errors.Join(errs...)
+}
+
+func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
+	fr.dec = decorator.NewDecorator(ur.fset)
+	df, err := fr.dec.DecorateFile(fr.ast)
+	if err != nil {
+		return nil, false, err
+	}
+	fr.dst = df
+	changed := false
+	dstutil.Apply(df, nil, func(c *dstutil.Cursor) bool {
+		n := c.Node()
+		if n == nil {
+			return true
+		}
+		an := fr.dec.Ast.Nodes[n]
+		if an == nil {
+			return true
+		}
+		if act := ur.actions[an]; act != nil {
+			act(fr, c)
+			changed = true
+		}
+		s, ok := an.(ast.Stmt)
+		if !ok {
+			return true
+		}
+		if b := ur.before[s]; len(b) > 0 {
+			// The first statement put before s takes over the blank line
+			// and comments above it.
+			d := n.Decorations()
+			first := b[0].Decorations()
+			first.Before, first.Start = d.Before, d.Start
+			if first.Before == dst.None {
+				first.Before = dst.NewLine
+			}
+			d.Before, d.Start = dst.NewLine, nil
+			for _, x := range b[1:] {
+				x.Decorations().Before = dst.NewLine
+			}
+			for _, x := range b {
+				c.InsertBefore(x)
+			}
+			changed = true
+		}
+		if a := ur.after[s]; len(a) > 0 {
+			d := n.Decorations()
+			last := a[len(a)-1].Decorations()
+			last.After = d.After
+			d.After = dst.NewLine
+			for _, x := range a {
+				x.Decorations().Before = dst.NewLine
+			}
+			for i := len(a) - 1; i >= 0; i-- {
+				c.InsertAfter(a[i])
+			}
+			changed = true
+		}
+		return true
+	})
+	if !changed {
+		return nil, false, nil
+	}
+	if usesRuntime(df) {
+		addImport(df)
+	}
+
+	r := decorator.NewRestorer()
+	restored, err := r.RestoreFile(df)
+	if err != nil {
+		return nil, false, err
+	}
+	var buf bytes.Buffer
+	if err := format.Node(&buf, r.Fset, restored); err != nil {
+		return nil, false, err
+	}
+	src, conflicts, err := lineDirectives(ur.fset, fr, r, restored, buf.Bytes())
+	if err != nil {
+		return nil, false, err
+	}
+	ur.stats.LineConflicts += conflicts
+	if ur.prog.cfg.Mode == Overlay {
+		src = append([]byte(directive(fr.name, 1)+"\n"), src...)
+	}
+	return src, true, nil
+}
+
+// usesRuntime reports whether the file refers to the runtime's alias.
+func usesRuntime(f *dst.File) bool {
+	found := false
+	dst.Inspect(f, func(n dst.Node) bool {
+		if id, ok := n.(*dst.Ident); ok && id.Name == shadowAlias {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// addImport imports the runtime under its alias, in an import declaration
+// of its own after the file's imports, so that theirs stay as they are.
+func addImport(f *dst.File) {
+	spec := &dst.ImportSpec{
+		Name: dst.NewIdent(shadowAlias),
+		Path: &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(shadowPath)},
+	}
+	decl := &dst.GenDecl{Tok: token.IMPORT, Specs: []dst.Spec{spec}}
+	decl.Decs.Before = dst.EmptyLine
+	decl.Decs.After = dst.EmptyLine
+	i := 0
+	for i < len(f.Decls) {
+		if g, ok := f.Decls[i].(*dst.GenDecl); !ok || g.Tok != token.IMPORT {
+			break
+		}
+		i++
+	}
+	f.Decls = append(f.Decls[:i], append([]dst.Decl{decl}, f.Decls[i:]...)...)
+}
+
+// directive is a //line directive that makes the next line line of file.
+func directive(file string, line int) string {
+	return fmt.Sprintf("//line %s:%d:1", file, line)
+}
+
+// lineDirectives puts //line directives into printed, the printed form of
+// the rewritten file, so that every line that starts an original node or
+// comment, or holds a closing brace or parenthesis of one, has its original
+// line number: a directive goes before each line where the count since the
+// last one would be wrong. It returns the formatted result and the number
+// of lines whose original lines disagree (two original lines joined).
+func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer, restored *ast.File, printed []byte) ([]byte, int, error) {
+	outFset := token.NewFileSet()
+	out, err := parser.ParseFile(outFset, fr.name, printed, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, 0, fmt.Errorf("parsing the rewritten file: %w", err)
+	}
+	printedNodes := preorder(out)
+	restoredNodes := preorder(restored)
+	if len(printedNodes) != len(restoredNodes) {
+		return nil, 0, fmt.Errorf("the printed file has %d nodes, the rewritten syntax %d", len(printedNodes), len(restoredNodes))
+	}
+	toPrinted := make(map[ast.Node]ast.Node, len(restoredNodes))
+	for i, n := range restoredNodes {
+		if reflect.TypeOf(n) != reflect.TypeOf(printedNodes[i]) {
+			return nil, 0, fmt.Errorf("the printed file differs from the rewritten syntax at node %d", i)
+		}
+		toPrinted[n] = printedNodes[i]
+	}
+
+	// anchors[l] is the original line of output line l, from the leftmost
+	// original position on it; a line whose positions disagree conflicts.
+	type anchor struct{ col, orig int }
+	anchors := make(map[int]anchor)
+	origLines := make(map[int]map[int]bool)
+	mark := func(outPos token.Position, origLine int) {
+		if a, ok := anchors[outPos.Line]; !ok || outPos.Column < a.col {
+			anchors[outPos.Line] = anchor{outPos.Column, origLine}
+		}
+		if origLines[outPos.Line] == nil {
+			origLines[outPos.Line] = make(map[int]bool)
+		}
+		origLines[outPos.Line][origLine] = true
+	}
+	for dn, rn := range r.Ast.Nodes {
+		on := fr.dec.Ast.Nodes[dn]
+		pn := toPrinted[rn]
+		if on == nil || pn == nil || !on.Pos().IsValid() || !pn.Pos().IsValid() {
+			continue
+		}
+		mark(outFset.PositionFor(pn.Pos(), false), fset.PositionFor(on.Pos(), false).Line)
+		// The last character: closing braces and parentheses.
+		if on.End().IsValid() && pn.End().IsValid() && on.End() > on.Pos() {
+			mark(outFset.PositionFor(pn.End()-1, false), fset.PositionFor(on.End()-1, false).Line)
+		}
+	}
+	// Comments: the original ones, in order, matched by text.
+	var printedComments []*ast.Comment
+	for _, cg := range out.Comments {
+		printedComments = append(printedComments, cg.List...)
+	}
+	j := 0
+	for _, cg := range fr.ast.Comments {
+		for _, c := range cg.List {
+			k := j
+			for k < len(printedComments) && printedComments[k].Text != c.Text {
+				k++
+			}
+			if k == len(printedComments) {
+				continue
+			}
+			mark(outFset.PositionFor(printedComments[k].Pos(), false), fset.PositionFor(c.Pos(), false).Line)
+			j = k + 1
+		}
+	}
+
+	// Lines that start inside a token (a raw string or a comment spanning
+	// lines) cannot have a directive put before them.
+	inside := make(map[int]bool)
+	var sc scanner.Scanner
+	tf := token.NewFileSet().AddFile(fr.name, -1, len(printed))
+	sc.Init(tf, printed, nil, scanner.ScanComments)
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if n := strings.Count(lit, "\n"); n > 0 && (tok == token.STRING || tok == token.COMMENT) {
+			first := tf.Line(pos)
+			for l := first + 1; l <= first+n; l++ {
+				inside[l] = true
+			}
+		}
+	}
+
+	lines := splitLines(printed)
+	blank := func(l int) bool { return l >= 1 && l <= len(lines) && strings.TrimSpace(lines[l-1]) == "" }
+	topComment := func(l int) bool { return l >= 1 && l <= len(lines) && strings.HasPrefix(lines[l-1], "//") }
+
+	// Where the count goes wrong, a directive must say the line's number.
+	type need struct{ line, orig int }
+	var needs []need
+	cur := 1 // the line number the compiler gives output line l
+	for l := 1; l <= len(lines); l++ {
+		if a, ok := anchors[l]; ok && a.orig != cur && !inside[l] {
+			needs = append(needs, need{l, a.orig})
+			cur = a.orig
+		}
+		cur++
+	}
+	// Place each directive. At the top level (a line that starts at column
+	// 1, other than a closing brace or parenthesis) gofmt wants blank lines
+	// between declarations, and a directive that touches a doc comment
+	// joins it, and gofmt then moves it to the end of the comment; so there
+	// the directive goes above the declaration's doc comment, with blank
+	// lines around it, and names the line of the blank line after it.
+	at := make(map[int][]string) // lines to put before line l
+	for _, n := range needs {
+		l, orig := n.line, n.orig
+		for topComment(l-1) && !inside[l-1] {
+			l, orig = l-1, orig-1
+		}
+		text := lines[l-1]
+		top := text != "" && text[0] != '\t' && text[0] != ' ' && text[0] != '}' && text[0] != ')' && text[0] != '\n'
+		if !top || orig < 2 {
+			at[l] = append(at[l], directive(fr.name, orig))
+			continue
+		}
+		if !blank(l - 1) {
+			at[l] = append(at[l], "")
+		}
+		at[l] = append(at[l], directive(fr.name, orig-1), "")
+	}
+	var b bytes.Buffer
+	for i, l := range lines {
+		for _, d := range at[i+1] {
+			b.WriteString(d + "\n")
+		}
+		b.WriteString(l)
+	}
+	res, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, 0, fmt.Errorf("formatting the rewritten file: %w", err)
+	}
+	if bytes.Count(res, []byte("\n")) != bytes.Count(b.Bytes(), []byte("\n")) {
+		return nil, 0, errors.New("formatting the rewritten file moved its lines")
+	}
+	conflicts := 0
+	for _, set := range origLines {
+		if len(set) > 1 {
+			conflicts++
+		}
+	}
+	return res, conflicts, nil
+}
+
+// preorder lists the nodes of f in the order ast.Inspect visits them.
+func preorder(f *ast.File) []ast.Node {
+	var nodes []ast.Node
+	ast.Inspect(f, func(n ast.Node) bool {
+		if n != nil {
+			if _, ok := n.(*ast.CommentGroup); !ok {
+				if _, ok := n.(*ast.Comment); !ok {
+					nodes = append(nodes, n)
+				}
+			}
+		}
+		return true
+	})
+	return nodes
+}

@@ -1,0 +1,434 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spanprof/spanprof/report"
+	"github.com/spanprof/spanprof/rewrite"
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// sharedFlags documents the flags of run, test and build.
+const sharedFlags = `
+The flags shared by run, test and build are:
+
+	-o file
+		write the span profile to file (default spanprof.pb.gz); for build,
+		the binary.
+	-mode serial|parallel
+		serial (the default) runs every serially elidable spawn inline, as
+		Cilkview does, so results are deterministic; parallel runs goroutines
+		in parallel and is the mode for programs that talk over channels.
+	-measure clock|instructions|cycles|task-clock
+		what a strand's length is measured in (default clock).
+	-burden duration
+		the scheduling cost charged to each spawn in the burdened span
+		(default: calibrated on this machine).
+
+An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
+SPANPROF_BURDEN from its environment; spanprof run and test set them.
+`
+
+// instrumentation documents what the instrumented build does.
+const instrumentation = `
+The packages of the main module that PKG imports are instrumented with it,
+in a temporary copy given to the go command with -overlay, and the spanprof
+runtime comes in through a temporary -modfile: the module's files, go.mod and
+go.sum stay as they are. Instrumented are the spawns (go statements,
+WaitGroup.Go, errgroup's Go and TryGo, parlib), the join contributions and
+waits, and the calls of the packages' own functions, except those the
+compiler inlines and deferred calls. A spawn that is not serially elidable
+(it waits for something its continuation does) stays a goroutine, and neither
+it nor what it runs is profiled; spanprof says which, and why.
+
+The profile is written when main returns, when it panics, and when code of
+the instrumented packages calls os.Exit; not when the program ends any other
+way (log.Fatal, a panic on another goroutine, os.Exit in another package).
+`
+
+var cmdRun = &command{
+	name:  "run",
+	usage: "spanprof run [flags] [PKG] [-- ARGS...]",
+	short: "build a main package instrumented, run it, write the profile, print the summary",
+	long: `Run builds the main package PKG (default .) with spanprof's instrumentation,
+runs it with ARGS, writes the span profile and prints the summary of
+"spanprof report" (the top 10 sites) to standard error.
+` + instrumentation + `
+Exit status: 0 on success, 1 if the profiled program failed (its status is
+shown), 2 on a usage or build error.
+` + sharedFlags,
+	run: runRun,
+}
+
+var cmdTest = &command{
+	name:  "test",
+	usage: "spanprof test [flags] [PKGS...] [-- GOTESTFLAGS...]",
+	short: "the same as run, for the tests of packages",
+	long: `Test builds the tests of PKGS (default .) with spanprof's instrumentation, runs
+them with "go test" and GOTESTFLAGS, writes the span profile and prints the
+summary. With several packages, each writes its own profile, named after -o
+and the package: spanprof.PKG.pb.gz.
+
+The tests get a generated TestMain that starts the profiled run, runs the
+tests and writes the profile. A package's own TestMain is renamed and called
+from it: the profile is written when it returns or when it calls os.Exit.
+Serial mode profiles one goroutine at a time, so parallel tests run one at a
+time (unless GOTESTFLAGS set -parallel).
+` + instrumentation + `
+After "spanprof rewrite -w", "go test ./pkg -spanprofile=FILE" writes FILE
+without spanprof test.
+
+Exit status: 0 on success, 1 if the tests failed, 2 on a usage or build error.
+` + sharedFlags,
+	run: runTest,
+}
+
+var cmdBuild = &command{
+	name:  "build",
+	usage: "spanprof build [flags] -o BIN [PKG]",
+	short: "build the instrumented binary without running it",
+	long: `Build builds the main package PKG (default .) with spanprof's instrumentation
+into BIN. Running BIN writes a span profile to $SPANPROF_OUT (default
+spanprof.pb.gz); -mode, -measure and -burden become the binary's defaults,
+which the environment overrides.
+` + instrumentation + `
+Exit status: 0 on success, 2 on a usage or build error.
+` + sharedFlags,
+	run: runBuild,
+}
+
+// profFlags are the flags of run, test and build.
+type profFlags struct {
+	out, mode, measure string
+	burden             time.Duration
+}
+
+func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
+	f := &profFlags{}
+	fs.StringVar(&f.out, "o", "", outUsage)
+	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial or parallel (default serial)")
+	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` clock, instructions, cycles or task-clock (default clock)")
+	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
+	return f
+}
+
+// check validates the flags' values.
+func (f *profFlags) check() error {
+	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" {
+		return fmt.Errorf("unknown -mode %q (valid: serial, parallel)", f.mode)
+	}
+	if f.measure != "" && !slices.Contains([]string{"clock", "instructions", "cycles", "task-clock"}, f.measure) {
+		return fmt.Errorf("unknown -measure %q (valid: clock, instructions, cycles, task-clock)", f.measure)
+	}
+	if f.burden < 0 {
+		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)
+	}
+	return nil
+}
+
+// env returns the environment of an instrumented program.
+func (f *profFlags) env(out string) []string {
+	env := os.Environ()
+	if out != "" {
+		env = append(env, "SPANPROF_OUT="+out)
+	}
+	if f.mode != "" {
+		env = append(env, "SPANPROF_MODE="+f.mode)
+	}
+	if f.measure != "" {
+		env = append(env, "SPANPROF_MEASURE="+f.measure)
+	}
+	if f.burden > 0 {
+		env = append(env, "SPANPROF_BURDEN="+f.burden.String())
+	}
+	return env
+}
+
+// splitArgs splits arguments at the first "--".
+func splitArgs(args []string) (before, after []string) {
+	if i := slices.Index(args, "--"); i >= 0 {
+		return args[:i], args[i+1:]
+	}
+	return args, nil
+}
+
+// testHookRewrite, when set by a test, sees the rewritten files before the
+// build: a test breaks them to check how a build failure is reported.
+var testHookRewrite func(*rewrite.Result)
+
+// instrumented loads, rewrites and prepares the build of patterns.
+func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
+	prog, err := rewrite.Load(cfg, patterns)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prepare != nil {
+		prepare(prog)
+	}
+	if err := prog.Inline(); err != nil {
+		return nil, nil, err
+	}
+	res, err := prog.Rewrite()
+	if err != nil {
+		return nil, nil, err
+	}
+	if testHookRewrite != nil {
+		testHookRewrite(res)
+	}
+	for _, w := range res.Warnings {
+		errorf(stderr, "%s", w)
+	}
+	fmt.Fprintf(stderr, "spanprof: %s\n", res.Stats)
+	b, err := rewrite.NewBuild(prog, res)
+	if err != nil {
+		if b != nil {
+			os.RemoveAll(b.Dir)
+		}
+		return nil, nil, err
+	}
+	return prog, b, nil
+}
+
+// goCommand runs the go command with the build's flags in the working
+// directory, its output going to out.
+func goCommand(b *rewrite.Build, env []string, out io.Writer, args ...string) error {
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(slices.Clip(env), "GOWORK=off")
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd.Run()
+}
+
+// buildError reports that the rewritten code does not build: a bug of
+// spanprof, since the original built. The rewritten files are kept.
+func buildError(stderr io.Writer, b *rewrite.Build, output string) int {
+	first := ""
+	for l := range strings.Lines(output) {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			first = strings.TrimPrefix(l, "./")
+			break
+		}
+	}
+	errorf(stderr, "%s: the instrumented code does not build, a spanprof bug; the rewritten files are kept in %s", first, b.Dir)
+	return exitUsage
+}
+
+func runRun(c *command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	pf := addProfFlags(fs, "write the span profile to `file` (default spanprof.pb.gz)")
+	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if err := pf.check(); err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	pkgs, progArgs := splitArgs(fs.Args())
+	if len(pkgs) > 1 {
+		errorf(stderr, "run takes one package, got %d: %s", len(pkgs), strings.Join(pkgs, " "))
+		printShortUsage(stderr, c)
+		return exitUsage
+	}
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	out, err := filepath.Abs(cmpOr(pf.out, "spanprof.pb.gz"))
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, pkgs, stderr, nil)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	if prog.Roots[0].Name != "main" {
+		os.RemoveAll(b.Dir)
+		errorf(stderr, "package %s is not a main package", prog.Roots[0].PkgPath)
+		return exitUsage
+	}
+	bin := filepath.Join(b.Dir, "bin", filepath.Base(prog.Roots[0].PkgPath))
+	var buildOut bytes.Buffer
+	if err := goCommand(b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkgs[0])...); err != nil {
+		return buildError(stderr, b, buildOut.String())
+	}
+	defer os.RemoveAll(b.Dir)
+
+	// A profile left by an earlier run must not pass for this one's.
+	os.Remove(out)
+	cmd := exec.Command(bin, progArgs...)
+	cmd.Env = pf.env(out)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	runErr := cmd.Run()
+	code := exitOK
+	if runErr != nil {
+		var exit *exec.ExitError
+		if !errors.As(runErr, &exit) {
+			errorf(stderr, "running %s: %v", prog.Roots[0].PkgPath, runErr)
+			return exitFailed
+		}
+		code = exitFailed
+	}
+	if printProfile(stderr, out, "") != nil {
+		code = exitFailed
+	}
+	if runErr != nil {
+		errorf(stderr, "%s: %v", prog.Roots[0].PkgPath, runErr)
+	}
+	return code
+}
+
+// printProfile prints the summary of the profile in file to w; a missing
+// or unreadable profile is an error, printed.
+func printProfile(w io.Writer, file, pkg string) error {
+	p, err := spanprofile.ReadFile(file)
+	if err != nil {
+		errorf(w, "no profile: %v", err)
+		return err
+	}
+	if pkg != "" {
+		fmt.Fprintf(w, "spanprof: profile of %s in %s\n", pkg, file)
+	} else {
+		fmt.Fprintf(w, "spanprof: profile in %s\n", file)
+	}
+	return report.Text(w, p, report.Options{Top: 10})
+}
+
+func cmpOr(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+func runTest(c *command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	pf := addProfFlags(fs, "write the span profile to `file` (default spanprof.pb.gz)")
+	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if err := pf.check(); err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	pkgs, testArgs := splitArgs(fs.Args())
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	out, err := filepath.Abs(cmpOr(pf.out, "spanprof.pb.gz"))
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	outs := make(map[string]string) // package path → its profile
+	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, func(prog *rewrite.Program) {
+		for _, r := range prog.Roots {
+			outs[r.PkgPath] = out
+			if len(prog.Roots) > 1 {
+				rel := strings.TrimPrefix(strings.TrimPrefix(r.PkgPath, prog.Module.Path), "/")
+				if rel == "" {
+					rel = filepath.Base(prog.Module.Path)
+				}
+				base := strings.TrimSuffix(strings.TrimSuffix(out, ".gz"), ".pb")
+				outs[r.PkgPath] = base + "." + strings.ReplaceAll(rel, "/", "_") + ".pb.gz"
+			}
+		}
+		prog.SetTestOut(func(path string) string { return outs[path] })
+	})
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	for _, o := range outs {
+		os.Remove(o)
+	}
+	var tee bytes.Buffer
+	goArgs := append(append(append([]string{"test"}, b.Flags()...), "-count=1"), pkgs...)
+	goArgs = append(goArgs, testArgs...)
+	testErr := goCommand(b, pf.env(""), io.MultiWriter(stdout, &tee), goArgs...)
+	if testErr != nil && (strings.Contains(tee.String(), "[build failed]") || strings.Contains(tee.String(), "[setup failed]")) {
+		return buildError(stderr, b, tee.String())
+	}
+	os.RemoveAll(b.Dir)
+	for _, r := range prog.Roots {
+		if _, err := os.Stat(outs[r.PkgPath]); err == nil {
+			printProfile(stderr, outs[r.PkgPath], r.PkgPath)
+		}
+	}
+	if testErr != nil {
+		errorf(stderr, "go test: %v", testErr)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	pf := addProfFlags(fs, "write the instrumented binary to `file` (required)")
+	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
+		return code
+	}
+	if err := pf.check(); err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	if pf.out == "" {
+		errorf(stderr, "build needs -o BIN")
+		printShortUsage(stderr, c)
+		return exitUsage
+	}
+	pkgs := fs.Args()
+	if len(pkgs) > 1 {
+		errorf(stderr, "build takes one package, got %d: %s", len(pkgs), strings.Join(pkgs, " "))
+		printShortUsage(stderr, c)
+		return exitUsage
+	}
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	bin, err := filepath.Abs(pf.out)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, pkgs, stderr, nil)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	if prog.Roots[0].Name != "main" {
+		os.RemoveAll(b.Dir)
+		errorf(stderr, "package %s is not a main package", prog.Roots[0].PkgPath)
+		return exitUsage
+	}
+	// The flags become the binary's defaults.
+	var ld []string
+	for name, v := range map[string]string{"defaultMode": pf.mode, "defaultMeasure": pf.measure} {
+		if v != "" {
+			ld = append(ld, "-X=github.com/spanprof/spanprof/shadow."+name+"="+v)
+		}
+	}
+	if pf.burden > 0 {
+		ld = append(ld, "-X=github.com/spanprof/spanprof/shadow.defaultBurden="+pf.burden.String())
+	}
+	slices.Sort(ld)
+	goArgs := append(append([]string{"build"}, b.Flags()...), "-o", bin)
+	if len(ld) > 0 {
+		goArgs = append(goArgs, "-ldflags="+strings.Join(ld, " "))
+	}
+	var buildOut bytes.Buffer
+	if err := goCommand(b, os.Environ(), &buildOut, append(goArgs, pkgs[0])...); err != nil {
+		return buildError(stderr, b, buildOut.String())
+	}
+	os.RemoveAll(b.Dir)
+	return exitOK
+}

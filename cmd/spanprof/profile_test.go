@@ -1,0 +1,564 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spanprof/spanprof/rewrite"
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// TestMain lets the test binary run as the spanprof command, so that tests
+// run it in the directory of a module of their own.
+func TestMain(m *testing.M) {
+	if os.Getenv("SPANPROF_TEST_COMMAND") == "1" {
+		if os.Getenv("SPANPROF_TEST_BREAK") == "1" {
+			testHookRewrite = func(res *rewrite.Result) {
+				for _, f := range res.Files {
+					if f.Old != nil {
+						f.New = append(f.New, "\nfunc broken() { undefinedName() }\n"...)
+						return
+					}
+				}
+			}
+		}
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// needGo skips the test when there is no go command.
+func needGo(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command:", err)
+	}
+}
+
+// offline is the environment of the go command in tests: no network, and
+// modules from the module cache.
+var offline = []string{"GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOWORK=off"}
+
+// spanprofIn runs the spanprof command in dir as a process with env added.
+func spanprofIn(t *testing.T, dir string, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "SPANPROF_TEST_COMMAND=1"), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("spanprof %s: %v", strings.Join(args, " "), err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// goIn runs the go command in dir.
+func goIn(t *testing.T, dir string, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// syncSum returns the go.sum lines of golang.org/x/sync from this
+// repository's go.sum, and its version.
+func syncSum(t *testing.T) (sum, version string) {
+	t.Helper()
+	data, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for l := range strings.Lines(string(data)) {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "golang.org/x/sync" {
+			b.WriteString(l)
+			version = strings.TrimSuffix(f[1], "/go.mod")
+		}
+	}
+	if version == "" {
+		t.Skip("golang.org/x/sync is not in go.sum")
+	}
+	return b.String(), version
+}
+
+// module writes a module example.com/m that requires golang.org/x/sync
+// with files (name → content) into a new temporary directory outside this
+// repository.
+func module(t *testing.T, files map[string]string) string {
+	t.Helper()
+	sum, version := syncSum(t)
+	dir := t.TempDir()
+	files["go.mod"] = "module example.com/m\n\ngo 1.26.0\n\nrequire golang.org/x/sync " + version + "\n"
+	files["go.sum"] = sum
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// burnMain spawns 8 children with errgroup that each spin for 20ms of wall
+// time: work 160ms, span 20ms, parallelism 8, whatever the load.
+const burnMain = `package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+func burn(d time.Duration) int {
+	start := time.Now()
+	n := 0
+	for time.Since(start) < d {
+		n++
+	}
+	return n
+}
+
+func main() {
+	var g errgroup.Group
+	counts := make([]int, 8)
+	for i := range counts {
+		g.Go(func() error {
+			counts[i] = burn(20 * time.Millisecond)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+	fmt.Println("children", len(counts))
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "exit":
+		os.Exit(3)
+	case len(os.Args) > 1 && os.Args[1] == "panic":
+		panic("boom")
+	}
+}
+`
+
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*want }
+
+// TestRunEndToEnd profiles a program of a module outside this repository,
+// built against the embedded runtime, and checks the work, span and
+// parallelism of its known structure.
+func TestRunEndToEnd(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{"main.go": burnMain})
+	gomod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	code, stdout, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".", "--")
+	if code != exitOK {
+		t.Fatalf("spanprof run: status %d\n%s", code, stderr)
+	}
+	if stdout != "children 8\n" {
+		t.Errorf("the program printed %q", stdout)
+	}
+	for _, want := range []string{"1 spawns, 1 calls, 1 joins instrumented", "Parallelism:", "main.burn"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := 1e6
+	if p.Spawns != 8 || p.Syncs != 1 {
+		t.Errorf("spawns %d, syncs %d; want 8, 1", p.Spawns, p.Syncs)
+	}
+	if !within(float64(p.Work), 160*ms, 0.15) || !within(float64(p.Span), 20*ms, 0.15) || !within(float64(p.Work)/float64(p.Span), 8, 0.15) {
+		t.Errorf("work %.1fms, span %.1fms, parallelism %.2f; want 160ms, 20ms, 8 within 15%%",
+			float64(p.Work)/ms, float64(p.Span)/ms, float64(p.Work)/float64(p.Span))
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "go.mod")); !bytes.Equal(got, gomod) {
+		t.Errorf("spanprof run changed go.mod:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.sum")); err != nil {
+		t.Error(err)
+	}
+
+	// os.Exit in main and a panic: status 1, the program's status shown,
+	// and the profile written all the same.
+	for _, tc := range []struct{ arg, want string }{{"exit", "exit status 3"}, {"panic", "exit status 2"}} {
+		os.Remove(filepath.Join(dir, "prof.pb.gz"))
+		code, _, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".", "--", tc.arg)
+		if code != exitFailed || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "Parallelism:") {
+			t.Errorf("spanprof run . -- %s: status %d, stderr\n%s\nwant status 1, %q and the report", tc.arg, code, stderr, tc.want)
+		}
+		if _, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz")); err != nil {
+			t.Errorf("after %s: %v", tc.arg, err)
+		}
+	}
+}
+
+// TestBuild builds an instrumented binary whose defaults come from the
+// flags, and runs it.
+func TestBuild(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{"main.go": burnMain})
+	bin := filepath.Join(t.TempDir(), "prog")
+	code, _, stderr := spanprofIn(t, dir, offline, "build", "-o", bin, "-burden", "3us", ".")
+	if code != exitOK {
+		t.Fatalf("spanprof build: status %d\n%s", code, stderr)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "SPANPROF_OUT="+filepath.Join(dir, "built.pb.gz"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, out)
+	}
+	p, err := spanprofile.ReadFile(filepath.Join(dir, "built.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spawns != 8 || p.Burden != 3000 {
+		t.Errorf("spawns %d, burden %d; want 8 and the -burden of the build, 3000", p.Spawns, p.Burden)
+	}
+	if code, _, stderr := spanprofIn(t, dir, offline, "build", "."); code != exitUsage || !strings.Contains(stderr, "build needs -o BIN") {
+		t.Errorf("spanprof build without -o: status %d, stderr %q", code, stderr)
+	}
+}
+
+// TestRunRefusals checks the errors of run: a package that is not main,
+// one that does not type-check, and a rewrite that does not build (a bug,
+// made here by a test hook), whose files are kept.
+func TestRunRefusals(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"main.go":     burnMain,
+		"lib/lib.go":  "package lib\n\nfunc F() int { return 1 }\n",
+		"bad/main.go": "package main\n\nfunc main() {\n\tx := 1\n}\n",
+	})
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string // regexp for stderr's last line
+	}{
+		{[]string{"run", "./lib"}, "", `^spanprof: package example.com/m/lib is not a main package$`},
+		{[]string{"run", "./bad"}, "", `^spanprof: bad/main.go:4:2: declared and not used: x$`},
+		{[]string{"run", ".", "./lib"}, "", `^Run "spanprof help run" for details.$`},
+		{[]string{"run", "-mode", "fast", "."}, "", `^spanprof: unknown -mode "fast"`},
+		{[]string{"run", "."}, "SPANPROF_TEST_BREAK=1", `^spanprof: main.go:\d+:\d+: undefined: undefinedName: the instrumented code does not build, a spanprof bug; the rewritten files are kept in (\S+)$`},
+	} {
+		code, _, stderr := spanprofIn(t, dir, append(slices.Clone(offline), tc.env), tc.args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		m := regexp.MustCompile(tc.want).FindStringSubmatch(lines[len(lines)-1])
+		if code != exitUsage || m == nil {
+			t.Errorf("spanprof %s: status %d, stderr\n%s\nwant status 2 and a last line matching %s", strings.Join(tc.args, " "), code, stderr, tc.want)
+			continue
+		}
+		if len(m) > 1 {
+			kept := m[1]
+			if _, err := os.Stat(filepath.Join(kept, "src", "main.go")); err != nil {
+				t.Errorf("the rewritten main.go is not kept: %v", err)
+			}
+			os.RemoveAll(kept)
+		}
+	}
+}
+
+// TestTest profiles the tests of two packages: one with a TestMain of its
+// own, which must still run, and one without fork/join code.
+func TestTest(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"sum/sum.go": `package sum
+
+import "sync"
+
+func Sum(xs []int) int {
+	var wg sync.WaitGroup
+	parts := make([]int, 2)
+	half := len(xs) / 2
+	for i, s := range [][]int{xs[:half], xs[half:]} {
+		wg.Go(func() { parts[i] = add(s) })
+	}
+	wg.Wait()
+	return parts[0] + parts[1]
+}
+
+func add(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+`,
+		"sum/sum_test.go": `package sum
+
+import (
+	"os"
+	"testing"
+)
+
+var setUp bool
+
+func TestMain(m *testing.M) {
+	setUp = true
+	os.Exit(m.Run())
+}
+
+func TestSum(t *testing.T) {
+	if !setUp {
+		t.Fatal("TestMain did not run")
+	}
+	if got := Sum([]int{1, 2, 3, 4}); got != 10 {
+		t.Fatalf("Sum = %d", got)
+	}
+}
+`,
+		"plain/plain.go":      "package plain\n\nfunc Two() int { return 2 }\n",
+		"plain/plain_test.go": "package plain_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/plain\"\n)\n\nfunc TestTwo(t *testing.T) {\n\tif plain.Two() != 2 {\n\t\tt.Fatal(\"two\")\n\t}\n}\n",
+	})
+	code, stdout, stderr := spanprofIn(t, dir, offline, "test", "-o", "t.pb.gz", "./...", "--", "-v")
+	if code != exitOK {
+		t.Fatalf("spanprof test: status %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "--- PASS: TestSum") || !strings.Contains(stdout, "--- PASS: TestTwo") {
+		t.Errorf("go test output:\n%s", stdout)
+	}
+	for _, name := range []string{"t.sum.pb.gz", "t.plain.pb.gz"} {
+		if _, err := spanprofile.ReadFile(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if p, err := spanprofile.ReadFile(filepath.Join(dir, "t.sum.pb.gz")); err == nil && p.Spawns != 2 {
+		t.Errorf("the tests of sum made %d spawns, want 2", p.Spawns)
+	}
+
+	// A failing test: status 1.
+	if err := os.WriteFile(filepath.Join(dir, "plain/fail_test.go"), []byte("package plain\n\nimport \"testing\"\n\nfunc TestFail(t *testing.T) { t.Fatal(\"no\") }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := spanprofIn(t, dir, offline, "test", "./plain"); code != exitFailed || !strings.Contains(stderr, "go test: exit status 1") {
+		t.Errorf("spanprof test of a failing test: status %d, stderr\n%s", code, stderr)
+	}
+}
+
+// treeHashes returns the hash and mode of every file under dir.
+func treeHashes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	hashes := make(map[string]string)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		rel, _ := filepath.Rel(dir, p)
+		hashes[rel] = hex.EncodeToString(sum[:]) + " " + info.Mode().String()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hashes
+}
+
+func diffTrees(a, b map[string]string) []string {
+	var diffs []string
+	for k, v := range a {
+		if b[k] != v {
+			diffs = append(diffs, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			diffs = append(diffs, k)
+		}
+	}
+	slices.Sort(diffs)
+	return diffs
+}
+
+// TestRewriteXSync rewrites a copy of golang.org/x/sync in place, runs its
+// tests while rewritten and with -spanprofile, checks that rewriting again
+// changes nothing, and that -undo restores every file byte for byte.
+func TestRewriteXSync(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	_, version := syncSum(t)
+	cache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(cache)), "golang.org/x/sync@"+version)
+	if _, err := os.Stat(src); err != nil {
+		t.Skip("golang.org/x/sync is not in the module cache:", err)
+	}
+	dir := filepath.Join(t.TempDir(), "sync")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			os.Chmod(p, map[bool]fs.FileMode{true: 0o755, false: 0o644}[d.IsDir()])
+		}
+		return err
+	})
+	before := treeHashes(t, dir)
+	env := []string{"GOPROXY=off", "GOFLAGS=", "GOWORK=off"} // go.mod must be complete: no -mod=mod
+
+	code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-w", "./...")
+	if code != exitOK {
+		t.Fatalf("spanprof rewrite -w: status %d\n%s", code, stderr)
+	}
+	t.Log(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:])
+	rewritten := treeHashes(t, dir)
+	changed := diffTrees(before, rewritten)
+	if !slices.Contains(changed, "go.mod") || !slices.Contains(changed, filepath.Join("errgroup", "zz_spanprof_test.go")) {
+		t.Errorf("rewrite -w changed %v", changed)
+	}
+	if out, err := exec.Command("gofmt", "-l", dir).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("gofmt -l after rewrite -w: %v\n%s", err, out)
+	}
+	// Idempotent.
+	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-w", "./..."); code != exitOK || !strings.Contains(stderr, "nothing to do") {
+		t.Errorf("rewrite -w again: status %d\n%s", code, stderr)
+	}
+	if d := diffTrees(rewritten, treeHashes(t, dir)); len(d) > 0 {
+		t.Errorf("rewriting again changed %v", d)
+	}
+	// The tests pass while rewritten, and -spanprofile writes a profile.
+	if out, err := goIn(t, dir, env, "test", "-count=1", "./..."); err != nil {
+		t.Fatalf("go test ./... of the rewritten x/sync: %v\n%s", err, out)
+	}
+	prof := filepath.Join(dir, "errgroup.pb.gz")
+	if out, err := goIn(t, dir, env, "test", "-count=1", "./errgroup", "-spanprofile="+prof); err != nil {
+		t.Fatalf("go test -spanprofile: %v\n%s", err, out)
+	}
+	if p, err := spanprofile.ReadFile(prof); err != nil || p.Spawns == 0 {
+		t.Errorf("the profile of errgroup's tests: %v", err)
+	}
+	os.Remove(prof)
+	// Undo restores everything.
+	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-undo"); code != exitOK {
+		t.Fatalf("spanprof rewrite -undo: status %d\n%s", code, stderr)
+	}
+	if d := diffTrees(before, treeHashes(t, dir)); len(d) > 0 {
+		t.Errorf("after -undo these files differ from the original: %v", d)
+	}
+}
+
+// TestRewriteCommand checks rewrite -l, -d, -w of one package, the
+// -spanprofile flag of the rewritten tests, a partial -undo, and the
+// refusals that change nothing.
+func TestRewriteCommand(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	files := map[string]string{
+		"fj/fj.go":        "package fj\n\nimport \"sync\"\n\nfunc Twice(f func()) {\n\tvar wg sync.WaitGroup\n\twg.Go(f)\n\twg.Go(func() {})\n\twg.Wait()\n}\n",
+		"fj/fj_test.go":   "package fj\n\nimport \"testing\"\n\nfunc TestTwice(t *testing.T) {\n\tn := 0\n\tTwice(func() { n++ })\n\tif n != 1 {\n\t\tt.Fatal(n)\n\t}\n}\n",
+		"other/o.go":      "package other\n\nfunc One() int { return 1 }\n",
+		"other/o_test.go": "package other\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif One() != 1 {\n\t\tt.Fatal()\n\t}\n}\n",
+	}
+	dir := module(t, files)
+	env := []string{"GOPROXY=off", "GOFLAGS=", "GOWORK=off"}
+	before := treeHashes(t, dir)
+
+	code, stdout, _ := spanprofIn(t, dir, env, "rewrite", "-l", "./...")
+	want := []string{"fj/fj.go", "fj/fj_test.go", "fj/zz_spanprof.go", "fj/zz_spanprof_test.go", "other/zz_spanprof_test.go", "go.mod", "go.sum"}
+	if got := strings.Fields(stdout); code != exitOK || !slices.Equal(got, want) {
+		t.Errorf("rewrite -l: status %d, %v; want %v", code, got, want)
+	}
+	if code, stdout, _ := spanprofIn(t, dir, env, "rewrite", "-d", "./fj"); code != exitOK || !strings.Contains(stdout, "+\t_spanprof_shadow.WaitGroupGo(_spanprofSites+0, &wg, func() {})") {
+		t.Errorf("rewrite -d: status %d\n%s", code, stdout)
+	}
+	if d := diffTrees(before, treeHashes(t, dir)); len(d) > 0 {
+		t.Errorf("-l and -d changed %v", d)
+	}
+	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-w", "./..."); code != exitOK {
+		t.Fatalf("rewrite -w: status %d\n%s", code, stderr)
+	}
+	for _, pkg := range []string{"fj", "other"} {
+		prof := filepath.Join(dir, pkg+".pb.gz")
+		if out, err := goIn(t, dir, env, "test", "-count=1", "./"+pkg, "-spanprofile="+prof); err != nil {
+			t.Fatalf("go test ./%s -spanprofile: %v\n%s", pkg, err, out)
+		}
+		if _, err := spanprofile.ReadFile(prof); err != nil {
+			t.Error(err)
+		}
+		os.Remove(prof)
+	}
+	// Without the flag, a test run writes nothing.
+	if out, err := goIn(t, dir, env, "test", "-count=1", "./fj"); err != nil {
+		t.Fatalf("go test ./fj: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fj", "spanprof.pb.gz")); !os.IsNotExist(err) {
+		t.Errorf("go test without -spanprofile wrote a profile: %v", err)
+	}
+	// Undo one package, then the rest.
+	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-undo", "./other"); code != exitOK {
+		t.Fatalf("rewrite -undo ./other: status %d\n%s", code, stderr)
+	}
+	if d := diffTrees(before, treeHashes(t, dir)); slices.Contains(d, "other/zz_spanprof_test.go") || !slices.Contains(d, "go.mod") {
+		t.Errorf("after -undo ./other, these differ: %v", d)
+	}
+	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-undo"); code != exitOK {
+		t.Fatalf("rewrite -undo: status %d\n%s", code, stderr)
+	}
+	if d := diffTrees(before, treeHashes(t, dir)); len(d) > 0 {
+		t.Errorf("after -undo these differ: %v", d)
+	}
+
+	// Refusals change nothing.
+	if err := os.Chmod(filepath.Join(dir, "fj/fj.go"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-w", "./...")
+	if code != exitUsage || !strings.Contains(stderr, "fj.go: the file is read-only") {
+		t.Errorf("rewrite -w of a read-only file: status %d, stderr\n%s", code, stderr)
+	}
+	os.Chmod(filepath.Join(dir, "fj/fj.go"), 0o644)
+	for name, src := range map[string]string{
+		"other/bad.go":   "package other\n\nfunc bad() int { return \"x\" }\n",
+		"other/clash.go": "package other\n\nvar _spanprofMine = 1\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := treeHashes(t, dir)
+		code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-w", "./...")
+		if code != exitUsage || !regexp.MustCompile(`^spanprof: `+regexp.QuoteMeta(name)+`:\d+:\d+: `).MatchString(stderr) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("rewrite -w with %s: status %d, stderr\n%s\nwant status 2 and one line naming %s:line:col", name, code, stderr, name)
+		}
+		if d := diffTrees(before, treeHashes(t, dir)); len(d) > 0 {
+			t.Errorf("a refused rewrite changed %v", d)
+		}
+		os.Remove(filepath.Join(dir, name))
+	}
+}

@@ -64,17 +64,20 @@ type ErrGroup[G any] interface {
 	Wait() error
 }
 
-// GroupGo runs g.Go(f) at site. The group still sees a goroutine per Go, so
-// its limit (SetLimit), its first-error rule and its context cancellation
-// behave as written; that goroutine only hands over the error of f, which
-// runs inline first.
+// GroupGo runs g.Go(f) at site: f runs inline, and only an error goes to
+// the group, through a goroutine that returns it, so the group's first-error
+// rule and its context's cancellation behave as written. A goroutine per Go
+// would charge the run for starting and scheduling goroutines the program,
+// run serially, does not have (and the first subtree for creating them, the
+// later ones only for reusing them). While f runs inline no other child of
+// the group is running, so a limit set with SetLimit is never reached.
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
-	errc := make(chan error, 1)
-	g.Go(func() error { return <-errc })
 	current.SpawnBegin(site)
 	err := f()
 	current.SpawnEnd(unsafe.Pointer(g))
-	errc <- err
+	if err != nil {
+		g.Go(func() error { return err })
+	}
 }
 
 // GroupTryGo runs g.TryGo(f) at site: f runs only if the group's limit

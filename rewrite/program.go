@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,13 +63,15 @@ type Program struct {
 	Module  Module
 	Roots   []*Package // the packages the patterns named, without tests
 	units   []*unit
-	inline  map[funcPos]bool
+	inline  map[funcPos][]string // by base name, line and column: the paths as printed
 	workDir string
 }
 
 // funcPos is where the compiler reports a function in "can inline" lines:
 // the name of a function, the receiver list of a method, the func keyword
-// of a literal.
+// of a literal. file is the file's base name: the go command replays a
+// cached compilation's output with the paths relative to the directory that
+// first compiled it, so only the path's trailing components can be trusted.
 type funcPos struct {
 	file      string
 	line, col int
@@ -406,7 +409,7 @@ func analyze(pkg *packages.Package) (*forkjoin.Result, error) {
 // not instrumented, as Cilkprof declines to instrument inlined functions.
 // It compiles the original code; a failure refuses the program.
 func (p *Program) Inline() error {
-	p.inline = make(map[funcPos]bool)
+	p.inline = make(map[funcPos][]string)
 	var plain, tested []string
 	for _, u := range p.units {
 		switch {
@@ -462,12 +465,14 @@ func (p *Program) parseInline(out []byte) {
 		if _, err := fmt.Sscan(parts[len(parts)-1], &fp.col); err != nil {
 			continue
 		}
-		file := strings.Join(parts[:len(parts)-2], ":")
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(p.cfg.Dir, file)
+		file := filepath.ToSlash(filepath.Clean(strings.Join(parts[:len(parts)-2], ":")))
+		// Keep what names the file whatever the directory the output is
+		// relative to: drop leading ./ and ../ components.
+		for strings.HasPrefix(file, "../") {
+			file = file[3:]
 		}
-		fp.file = filepath.Clean(file)
-		p.inline[fp] = true
+		fp.file = path.Base(file)
+		p.inline[fp] = append(p.inline[fp], file)
 	}
 }
 
@@ -484,7 +489,13 @@ func (p *Program) inlinable(fset *token.FileSet, f *forkjoin.Func) bool {
 		}
 	}
 	q := fset.PositionFor(pos, false)
-	return p.inline[funcPos{filepath.Clean(q.Filename), q.Line, q.Column}]
+	abs := filepath.ToSlash(filepath.Clean(q.Filename))
+	for _, printed := range p.inline[funcPos{path.Base(abs), q.Line, q.Column}] {
+		if abs == printed || strings.HasSuffix(abs, "/"+printed) {
+			return true
+		}
+	}
+	return false
 }
 
 // firstLines returns the first lines of a go command's error output, joined

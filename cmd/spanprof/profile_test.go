@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -122,6 +123,7 @@ func module(t *testing.T, files map[string]string) string {
 const burnMain = `package main
 
 import (
+	"maps"
 	"fmt"
 	"os"
 
@@ -320,6 +322,7 @@ func add(xs []int) int {
 		"sum/sum_test.go": `package sum
 
 import (
+	"maps"
 	"os"
 	"testing"
 )
@@ -566,5 +569,75 @@ func TestRewriteCommand(t *testing.T) {
 			t.Errorf("a refused rewrite changed %v", d)
 		}
 		os.Remove(filepath.Join(dir, name))
+	}
+}
+
+// TestRewriteExamples rewrites a copy of this repository's examples, as a
+// module of their own that uses spanprof's parlib, runs their tests and
+// programs while rewritten (the same output as the originals), and checks
+// that -undo restores every file byte for byte.
+func TestRewriteExamples(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, version := syncSum(t)
+	dir := t.TempDir()
+	names := []string{"quicksort", "fib", "matmul", "stencil", "treesum"}
+	for _, name := range names {
+		if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Join(root, "examples", name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gomod := "module example.com/ex\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/spanprof/spanprof v0.0.0-00010101000000-000000000000\n\tgolang.org/x/sync " + version + "\n)\n\nreplace github.com/spanprof/spanprof => " + root + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string][]string{
+		"quicksort": {"-n", "20000"}, "fib": {"-n", "15"}, "matmul": {"-n", "64", "-cutoff", "16"},
+		"stencil": {"-rows", "34", "-cols", "34", "-steps", "3"}, "treesum": {"-n", "5000", "-depth", "4"},
+	}
+	outputs := func(env ...string) map[string]string {
+		out := map[string]string{}
+		for _, name := range names {
+			b, err := goIn(t, dir, append(env, offline...), append([]string{"run", "./" + name}, args[name]...)...)
+			if err != nil {
+				t.Fatalf("go run ./%s: %v\n%s", name, err, b)
+			}
+			out[name] = string(b)
+		}
+		return out
+	}
+	want := outputs()
+	before := treeHashes(t, dir)
+
+	if code, _, stderr := spanprofIn(t, dir, offline, "rewrite", "-w", "./..."); code != exitOK {
+		t.Fatalf("spanprof rewrite -w: status %d\n%s", code, stderr)
+	}
+	if d := diffTrees(before, treeHashes(t, dir)); len(d) == 0 {
+		t.Fatal("rewrite -w changed nothing")
+	}
+	if out, err := goIn(t, dir, offline, "test", "-count=1", "./..."); err != nil {
+		t.Fatalf("go test ./... of the rewritten examples: %v\n%s", err, out)
+	}
+	// The rewritten programs profile themselves; keep the profile out of
+	// the tree that -undo must restore.
+	if got := outputs("SPANPROF_OUT=" + filepath.Join(t.TempDir(), "p.pb.gz")); !maps.Equal(got, want) {
+		t.Errorf("rewritten programs print %v, the originals %v", got, want)
+	}
+	if code, _, stderr := spanprofIn(t, dir, offline, "rewrite", "-undo"); code != exitOK {
+		t.Fatalf("spanprof rewrite -undo: status %d\n%s", code, stderr)
+	}
+	if d := diffTrees(before, treeHashes(t, dir)); len(d) > 0 {
+		t.Errorf("after -undo these files differ from the original: %v", d)
 	}
 }

@@ -123,7 +123,6 @@ func module(t *testing.T, files map[string]string) string {
 const burnMain = `package main
 
 import (
-	"maps"
 	"fmt"
 	"os"
 
@@ -322,7 +321,6 @@ func add(xs []int) int {
 		"sum/sum_test.go": `package sum
 
 import (
-	"maps"
 	"os"
 	"testing"
 )

@@ -7,6 +7,7 @@ require (
 	github.com/golangci/plugin-module-register v0.1.2
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/hodgesds/perf-utils v0.7.0
+	go.uber.org/goleak v1.3.0
 	golang.org/x/mod v0.42.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
@@ -14,9 +15,6 @@ require (
 )
 
 require (
-	github.com/chzyer/readline v1.5.1 // indirect
-	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b // indirect
 	go.uber.org/atomic v1.7.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	go.uber.org/multierr v1.6.0 // indirect
 )

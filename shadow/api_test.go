@@ -36,10 +36,10 @@ func TestStartStopWritesProfile(t *testing.T) {
 	}
 	obj := unsafe.Pointer(new(wgStub))
 	for i := 0; i < 4; i++ {
-		Spawn(base, obj, func() { busy(200_000) })
+		Spawn(base, obj, func() { sink += busy(200_000) })
 	}
 	Join(obj)
-	Call(base+1, func() { busy(100_000) })
+	Call(base+1, func() { sink += busy(100_000) })
 	if err := Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +71,9 @@ func TestStartStopWritesProfile(t *testing.T) {
 		t.Errorf("go tool pprof -top does not show shadow.busy:\n%s", top)
 	}
 }
+
+// sink keeps busy's result alive.
+var sink int
 
 //go:noinline
 func busy(n int) int {

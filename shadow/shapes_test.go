@@ -13,15 +13,6 @@ import (
 // The case studies of the Cilkprof paper, as event streams with a
 // deterministic cost model, must tell the paper's story.
 
-func siteOf(p *spanprofile.Profile, line int) int {
-	for i, s := range p.Sites {
-		if s.Line == line {
-			return i
-		}
-	}
-	return -1
-}
-
 // TestFibTopCallerRatio: Cilkprof Figure 7 — the top-caller work of fib's
 // two recursive sites (spawn fib(n-1), call fib(n-2)) is in the golden ratio.
 func TestFibTopCallerRatio(t *testing.T) {

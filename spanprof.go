@@ -16,7 +16,7 @@ import (
 // runtimeFS holds the runtime's packages and the go.mod and go.sum of the
 // runtime as a module of its own (rewrite/runtime.mod and runtime.sum).
 //
-//go:embed shadow/*.go perf/*.go perf/*.s spanprofile/*.go parlib/*.go rewrite/runtime.mod rewrite/runtime.sum
+//go:embed shadow/*.go shadow/*.s perf/*.go perf/*.s spanprofile/*.go parlib/*.go rewrite/runtime.mod rewrite/runtime.sum
 var runtimeFS embed.FS
 
 // RuntimeSource returns the source of the runtime: the directories shadow,

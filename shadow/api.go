@@ -132,6 +132,12 @@ func Stop() error {
 			return
 		}
 		p := e.Stop()
+		if n := ignored.Load(); n > 0 {
+			fmt.Fprintf(os.Stderr, "spanprof: %d events from goroutines other than the profiled one were not profiled (serial mode profiles one goroutine; callbacks from other packages' goroutines run unprofiled)\n", n)
+		}
+		if n := unmatched.Load(); n > 0 {
+			fmt.Fprintf(os.Stderr, "spanprof: %d returns without a matching start were ignored (a panic recovered inside instrumented code)\n", n)
+		}
 		p.TimeNanos = started.UnixNano()
 		p.DurationNanos = int64(time.Since(started))
 		if measure != nil {
@@ -161,30 +167,54 @@ func Current() *Engine { return current }
 // keyed by strings, no runtime.Caller.
 
 // CallBegin marks the start of an instrumented call at site.
-func CallBegin(site SiteID) { current.CallBegin(site) }
+func CallBegin(site SiteID) {
+	if e := begin(); e != nil {
+		e.CallBegin(site)
+	}
+}
 
 // CallEnd marks the return of the innermost instrumented call.
-func CallEnd() { current.CallEnd() }
+func CallEnd() {
+	if e := endCall(); e != nil {
+		e.CallEnd()
+	}
+}
 
 // RegionBegin marks the start of a region annotation at site; regions are
 // measured as invocations of their own site.
-func RegionBegin(site SiteID) { current.CallBegin(site) }
+func RegionBegin(site SiteID) { CallBegin(site) }
 
 // RegionEnd marks the end of the innermost region.
-func RegionEnd() { current.CallEnd() }
+func RegionEnd() { CallEnd() }
 
 // SpawnBegin marks a spawn at site; the child runs next, inline.
-func SpawnBegin(site SiteID) { current.SpawnBegin(site) }
+func SpawnBegin(site SiteID) {
+	if e := begin(); e != nil {
+		e.SpawnBegin(site)
+	}
+}
 
 // SpawnEnd marks the return of the spawned child; obj is the join object its
 // return signals (wg.Go, errgroup's Go), or nil.
-func SpawnEnd(obj unsafe.Pointer) { current.SpawnEnd(obj) }
+func SpawnEnd(obj unsafe.Pointer) {
+	if e := endSpawn(); e != nil {
+		e.SpawnEnd(obj)
+	}
+}
 
 // Done marks a contribution to join object obj (wg.Done, wg.Add(-n)).
-func Done(obj unsafe.Pointer) { current.Done(obj) }
+func Done(obj unsafe.Pointer) {
+	if e := begin(); e != nil {
+		e.Done(obj)
+	}
+}
 
 // Wait marks the return of a wait on join object obj.
-func Wait(obj unsafe.Pointer) { current.Wait(obj) }
+func Wait(obj unsafe.Pointer) {
+	if e := begin(); e != nil {
+		e.Wait(obj)
+	}
+}
 
 // calibrateOverhead measures the instrumentation's own cost per event, in
 // the measure's unit, by running empty calls through a scratch engine: every

@@ -18,7 +18,9 @@
 //
 // In serial mode (the only mode so far) a spawned child runs inline between
 // SpawnBegin and SpawnEnd, so the events arrive in the serial elision's
-// order and results are deterministic for deterministic programs.
+// order and results are deterministic for deterministic programs. The
+// package-level entry points take events from one goroutine only and ignore
+// the others' (gate.go).
 //
 // # The DAG
 //

@@ -20,30 +20,44 @@ import (
 // rewriter evaluates the function value and its arguments first, as the go
 // statement does, and passes a closure over the results.
 func Go(site SiteID, f func()) {
-	current.SpawnBegin(site)
+	e := begin()
+	if e == nil {
+		go f() // not the profiled goroutine (gate.go): what the program did
+		return
+	}
+	e.SpawnBegin(site)
 	f()
-	current.SpawnEnd(nil)
+	e.SpawnEnd(nil)
 }
 
 // WaitGroupGo runs wg.Go(f) at site: f is a child whose return signals wg.
 // The WaitGroup's counter is left untouched, as it is after wg.Go's goroutine
 // has finished.
 func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
-	current.SpawnBegin(site)
+	e := begin()
+	if e == nil {
+		wg.Go(f)
+		return
+	}
+	e.SpawnBegin(site)
 	f()
-	current.SpawnEnd(unsafe.Pointer(wg))
+	e.SpawnEnd(unsafe.Pointer(wg))
 }
 
 // WaitGroupDone runs wg.Done(), a contribution to wg.
 func WaitGroupDone(wg *sync.WaitGroup) {
-	current.Done(unsafe.Pointer(wg))
+	if e := begin(); e != nil {
+		e.Done(unsafe.Pointer(wg))
+	}
 	wg.Done()
 }
 
 // WaitGroupAdd runs wg.Add(delta); a negative delta is a contribution.
 func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
 	if delta < 0 {
-		current.Done(unsafe.Pointer(wg))
+		if e := begin(); e != nil {
+			e.Done(unsafe.Pointer(wg))
+		}
 	}
 	wg.Add(delta)
 }
@@ -51,7 +65,9 @@ func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
 // WaitGroupWait runs wg.Wait(), a join.
 func WaitGroupWait(wg *sync.WaitGroup) {
 	wg.Wait()
-	current.Wait(unsafe.Pointer(wg))
+	if e := begin(); e != nil {
+		e.Wait(unsafe.Pointer(wg))
+	}
 }
 
 // ErrGroup is what GroupGo, GroupTryGo and GroupWait need of a group:
@@ -72,9 +88,14 @@ type ErrGroup[G any] interface {
 // later ones only for reusing them). While f runs inline no other child of
 // the group is running, so a limit set with SetLimit is never reached.
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
-	current.SpawnBegin(site)
+	e := begin()
+	if e == nil {
+		g.Go(f)
+		return
+	}
+	e.SpawnBegin(site)
 	err := f()
-	current.SpawnEnd(unsafe.Pointer(g))
+	e.SpawnEnd(unsafe.Pointer(g))
 	if err != nil {
 		g.Go(func() error { return err })
 	}
@@ -83,13 +104,17 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 // GroupTryGo runs g.TryGo(f) at site: f runs only if the group's limit
 // allows another goroutine, as with TryGo itself.
 func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
+	e := begin()
+	if e == nil {
+		return g.TryGo(f)
+	}
 	errc := make(chan error, 1)
 	if !g.TryGo(func() error { return <-errc }) {
 		return false
 	}
-	current.SpawnBegin(site)
+	e.SpawnBegin(site)
 	err := f()
-	current.SpawnEnd(unsafe.Pointer(g))
+	e.SpawnEnd(unsafe.Pointer(g))
 	errc <- err
 	return true
 }
@@ -97,7 +122,9 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 // GroupWait runs g.Wait(), a join.
 func GroupWait[G any, PG ErrGroup[G]](g PG) error {
 	err := g.Wait()
-	current.Wait(unsafe.Pointer(g))
+	if e := begin(); e != nil {
+		e.Wait(unsafe.Pointer(g))
+	}
 	return err
 }
 
@@ -105,20 +132,34 @@ func GroupWait[G any, PG ErrGroup[G]](g PG) error {
 // groups and tasks): a child at site whose return signals obj, and a wait on
 // obj.
 func Spawn(site SiteID, obj unsafe.Pointer, f func()) {
-	current.SpawnBegin(site)
+	e := begin()
+	if e == nil {
+		f()
+		return
+	}
+	e.SpawnBegin(site)
 	f()
-	current.SpawnEnd(obj)
+	e.SpawnEnd(obj)
 }
 
 // Join marks a wait on obj that the program has already performed.
-func Join(obj unsafe.Pointer) { current.Wait(obj) }
+func Join(obj unsafe.Pointer) {
+	if e := begin(); e != nil {
+		e.Wait(obj)
+	}
+}
 
 // Call runs an instrumented call at site. The rewriter uses CallBegin and
 // CallEnd directly where a closure would cost more than the call.
 func Call(site SiteID, f func()) {
-	current.CallBegin(site)
+	e := begin()
+	if e == nil {
+		f()
+		return
+	}
+	e.CallBegin(site)
 	f()
-	current.CallEnd()
+	e.CallEnd()
 }
 
 // The helpers below are for code that spanprof's rewriter generates: starting
@@ -194,6 +235,13 @@ func TestOutput(flag *string, def string) {
 	outMu.Lock()
 	defer outMu.Unlock()
 	testBinary, testFlag, testDefault = true, flag, def
+	// Tests run on goroutines of their own, one at a time: let the next
+	// one take the engine over when it is at its root (gate.go).
+	startMu.Lock()
+	if e := current; e != nil {
+		e.transfer = true
+	}
+	startMu.Unlock()
 }
 
 // Finish ends the run and writes the profile (see TestOutput for test
@@ -240,18 +288,23 @@ func BeforeExit(code int) int {
 // an expression can be instrumented in place: Leave(Enter(site), f(x)).
 // Go evaluates the calls of an argument list from left to right, so Enter
 // runs before f's arguments and f, and Leave after f returns.
-type Entered struct{}
+type Entered struct{ e *Engine }
 
 // Enter marks the start of an instrumented call at site (CallBegin).
 func Enter(site SiteID) Entered {
-	current.CallBegin(site)
-	return Entered{}
+	e := begin()
+	if e != nil {
+		e.CallBegin(site)
+	}
+	return Entered{e}
 }
 
-// Leave marks the return of the innermost instrumented call (CallEnd) and
-// returns the call's result.
-func Leave[T any](_ Entered, v T) T {
-	current.CallEnd()
+// Leave marks the return of the innermost instrumented call (CallEnd), if
+// its Enter was taken, and returns the call's result.
+func Leave[T any](t Entered, v T) T {
+	if t.e != nil {
+		t.e.CallEnd()
+	}
 	return v
 }
 
@@ -259,19 +312,19 @@ func Leave[T any](_ Entered, v T) T {
 // that many results, passed through: return Leave2(f(x)) after a CallBegin
 // statement.
 func Leave2[A, B any](a A, b B) (A, B) {
-	current.CallEnd()
+	CallEnd()
 	return a, b
 }
 
 // Leave3 is Leave2 for three results.
 func Leave3[A, B, C any](a A, b B, c C) (A, B, C) {
-	current.CallEnd()
+	CallEnd()
 	return a, b, c
 }
 
 // Leave4 is Leave2 for four results.
 func Leave4[A, B, C, D any](a A, b B, c C, d D) (A, B, C, D) {
-	current.CallEnd()
+	CallEnd()
 	return a, b, c, d
 }
 
@@ -288,15 +341,22 @@ type ParlibGroup[G any] interface {
 // child has returned; a panic in f propagates at once rather than at the
 // Sync.
 func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
-	current.SpawnBegin(site)
+	e := begin()
+	if e == nil {
+		g.Spawn(f)
+		return
+	}
+	e.SpawnBegin(site)
 	f()
-	current.SpawnEnd(unsafe.Pointer(g))
+	e.SpawnEnd(unsafe.Pointer(g))
 }
 
 // ParlibGroupSync runs g.Sync(), a join.
 func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
 	g.Sync()
-	current.Wait(unsafe.Pointer(g))
+	if e := begin(); e != nil {
+		e.Wait(unsafe.Pointer(g))
+	}
 }
 
 // ParlibSpawn runs parlib.Spawn(f) at site; spawn is parlib.Spawn itself.
@@ -304,10 +364,14 @@ func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
 // return signals the Task. Making that Task starts a goroutine that only
 // returns the result, which the child's strand pays for.
 func ParlibSpawn[T, Task any](site SiteID, spawn func(func() T) *Task, f func() T) *Task {
-	current.SpawnBegin(site)
+	e := begin()
+	if e == nil {
+		return spawn(f)
+	}
+	e.SpawnBegin(site)
 	v := f()
 	t := spawn(func() T { return v })
-	current.SpawnEnd(unsafe.Pointer(t))
+	e.SpawnEnd(unsafe.Pointer(t))
 	return t
 }
 
@@ -317,7 +381,9 @@ func ParlibTaskWait[T, Task any, PT interface {
 	Wait() T
 }](t PT) T {
 	v := t.Wait()
-	current.Wait(unsafe.Pointer(t))
+	if e := begin(); e != nil {
+		e.Wait(unsafe.Pointer(t))
+	}
 	return v
 }
 
@@ -326,19 +392,29 @@ func ParlibTaskWait[T, Task any, PT interface {
 // is parlib.Do itself, which rewritten code names so that the program's
 // import of parlib stays used; serial mode does not call it.
 func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
+	e := begin()
+	if e == nil {
+		do(fs...)
+		return
+	}
 	obj := unsafe.Pointer(new(byte))
 	for i, f := range fs {
-		current.SpawnBegin(site + SiteID(i))
+		e.SpawnBegin(site + SiteID(i))
 		f()
-		current.SpawnEnd(obj)
+		e.SpawnEnd(obj)
 	}
-	current.Wait(obj)
+	e.Wait(obj)
 }
 
 // ParlibFor runs parlib.For(lo, hi, grain, body) at site; pfor is
 // parlib.For (see ParlibDo).
 func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, hi, grain int, body func(i int)) {
-	ParlibForRange(site, nil, lo, hi, grain, func(lo, hi int) {
+	e := begin()
+	if e == nil {
+		pfor(lo, hi, grain, body)
+		return
+	}
+	parlibRange(e, site, lo, hi, grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			body(i)
 		}
@@ -348,7 +424,12 @@ func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, 
 // ParlibForEach runs parlib.ForEach(s, grain, body) at site; forEach is
 // parlib.ForEach (see ParlibDo).
 func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(i int, v *T)), s []T, grain int, body func(i int, v *T)) {
-	ParlibForRange(site, nil, 0, len(s), grain, func(lo, hi int) {
+	e := begin()
+	if e == nil {
+		forEach(s, grain, body)
+		return
+	}
+	parlibRange(e, site, 0, len(s), grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			body(i, &s[i])
 		}
@@ -361,6 +442,15 @@ func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(
 // and the lower half continued, down to pieces of at most grain indices),
 // so the DAG is the one the program builds, with every piece run inline.
 func ParlibForRange(site SiteID, forRange func(lo, hi, grain int, body func(lo, hi int)), lo, hi, grain int, body func(lo, hi int)) {
+	e := begin()
+	if e == nil {
+		forRange(lo, hi, grain, body)
+		return
+	}
+	parlibRange(e, site, lo, hi, grain, body)
+}
+
+func parlibRange(e *Engine, site SiteID, lo, hi, grain int, body func(lo, hi int)) {
 	if hi <= lo {
 		return
 	}
@@ -370,16 +460,16 @@ func ParlibForRange(site SiteID, forRange func(lo, hi, grain int, body func(lo, 
 		g = max(1, n/(8*uint(runtime.GOMAXPROCS(0))))
 	}
 	obj := unsafe.Pointer(new(byte))
-	parlibSplit(site, obj, lo, hi, g, body)
-	current.Wait(obj)
+	parlibSplit(e, site, obj, lo, hi, g, body)
+	e.Wait(obj)
 }
 
-func parlibSplit(site SiteID, obj unsafe.Pointer, lo, hi int, grain uint, body func(lo, hi int)) {
+func parlibSplit(e *Engine, site SiteID, obj unsafe.Pointer, lo, hi int, grain uint, body func(lo, hi int)) {
 	for n := uint(hi) - uint(lo); n > grain; n = uint(hi) - uint(lo) {
 		mid := lo + int(n/2)
-		current.SpawnBegin(site)
-		parlibSplit(site, obj, mid, hi, grain, body)
-		current.SpawnEnd(obj)
+		e.SpawnBegin(site)
+		parlibSplit(e, site, obj, mid, hi, grain, body)
+		e.SpawnEnd(obj)
 		hi = mid
 	}
 	body(lo, hi)

@@ -112,6 +112,11 @@ type Engine struct {
 	rp    recordPool
 	joins joinTable
 
+	// owner is the goroutine whose events the engine takes (gate.go), and
+	// transfer whether another may take over when the engine is at its root.
+	owner    uintptr
+	transfer bool
+
 	hasSink bool
 	sink    value
 	sinkTb  int64
@@ -126,7 +131,7 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 	if cfg.Mode == "" {
 		cfg.Mode = "serial"
 	}
-	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts()}
+	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), owner: getg()}
 	e.joins.init()
 	e.growSites()
 	e.nextID = 1

@@ -179,3 +179,17 @@ func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 		t.Errorf("heap grew with run length: %d bytes after 10^5 spawns, %d after 10^7", small, large)
 	}
 }
+
+// BenchmarkCallAPI is BenchmarkCall through the package-level entry points
+// that rewritten code calls, which first check the goroutine (gate.go).
+func BenchmarkCallAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		CallBegin(1)
+		CallEnd()
+	}
+}

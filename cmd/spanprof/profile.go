@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -241,7 +242,7 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
-	out, err := filepath.Abs(cmpOr(pf.out, "spanprof.pb.gz"))
+	out, err := filepath.Abs(cmp.Or(pf.out, "spanprof.pb.gz"))
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
@@ -303,13 +304,6 @@ func printProfile(w io.Writer, file, pkg string) error {
 	return report.Text(w, p, report.Options{Top: 10})
 }
 
-func cmpOr(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
-}
-
 func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	pf := addProfFlags(fs, "write the span profile to `file` (default spanprof.pb.gz)")
@@ -324,7 +318,7 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}
-	out, err := filepath.Abs(cmpOr(pf.out, "spanprof.pb.gz"))
+	out, err := filepath.Abs(cmp.Or(pf.out, "spanprof.pb.gz"))
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage

@@ -234,32 +234,22 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	pkgs, progArgs := splitArgs(fs.Args())
-	if len(pkgs) > 1 {
-		errorf(stderr, "run takes one package, got %d: %s", len(pkgs), strings.Join(pkgs, " "))
-		printShortUsage(stderr, c)
+	pkg, ok := onePackage(c, pkgs, stderr)
+	if !ok {
 		return exitUsage
-	}
-	if len(pkgs) == 0 {
-		pkgs = []string{"."}
 	}
 	out, err := filepath.Abs(cmp.Or(pf.out, "spanprof.pb.gz"))
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
-	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, pkgs, stderr, nil)
-	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
-	}
-	if prog.Roots[0].Name != "main" {
-		os.RemoveAll(b.Dir)
-		errorf(stderr, "package %s is not a main package", prog.Roots[0].PkgPath)
+	prog, b, ok := instrumentMain(pkg, stderr)
+	if !ok {
 		return exitUsage
 	}
 	bin := filepath.Join(b.Dir, "bin", filepath.Base(prog.Roots[0].PkgPath))
 	var buildOut bytes.Buffer
-	if err := goCommand(b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkgs[0])...); err != nil {
+	if err := goCommand(b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkg)...); err != nil {
 		return buildError(stderr, b, buildOut.String())
 	}
 	defer os.RemoveAll(b.Dir)
@@ -286,6 +276,36 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%s: %v", prog.Roots[0].PkgPath, runErr)
 	}
 	return code
+}
+
+// onePackage returns the one package that run and build take (default .),
+// or reports a usage error.
+func onePackage(c *command, pkgs []string, stderr io.Writer) (string, bool) {
+	switch len(pkgs) {
+	case 0:
+		return ".", true
+	case 1:
+		return pkgs[0], true
+	}
+	errorf(stderr, "%s takes one package, got %d: %s", c.name, len(pkgs), strings.Join(pkgs, " "))
+	printShortUsage(stderr, c)
+	return "", false
+}
+
+// instrumentMain rewrites the main package pkg and the packages of its
+// module it imports into an overlay, or reports why not.
+func instrumentMain(pkg string, stderr io.Writer) (*rewrite.Program, *rewrite.Build, bool) {
+	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, []string{pkg}, stderr, nil)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return nil, nil, false
+	}
+	if prog.Roots[0].Name != "main" {
+		os.RemoveAll(b.Dir)
+		errorf(stderr, "package %s is not a main package", prog.Roots[0].PkgPath)
+		return nil, nil, false
+	}
+	return prog, b, true
 }
 
 // printProfile prints the summary of the profile in file to w; a missing
@@ -380,28 +400,17 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 		printShortUsage(stderr, c)
 		return exitUsage
 	}
-	pkgs := fs.Args()
-	if len(pkgs) > 1 {
-		errorf(stderr, "build takes one package, got %d: %s", len(pkgs), strings.Join(pkgs, " "))
-		printShortUsage(stderr, c)
+	pkg, ok := onePackage(c, fs.Args(), stderr)
+	if !ok {
 		return exitUsage
-	}
-	if len(pkgs) == 0 {
-		pkgs = []string{"."}
 	}
 	bin, err := filepath.Abs(pf.out)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
-	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, pkgs, stderr, nil)
-	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
-	}
-	if prog.Roots[0].Name != "main" {
-		os.RemoveAll(b.Dir)
-		errorf(stderr, "package %s is not a main package", prog.Roots[0].PkgPath)
+	_, b, ok := instrumentMain(pkg, stderr)
+	if !ok {
 		return exitUsage
 	}
 	// The flags become the binary's defaults.
@@ -420,7 +429,7 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 		goArgs = append(goArgs, "-ldflags="+strings.Join(ld, " "))
 	}
 	var buildOut bytes.Buffer
-	if err := goCommand(b, os.Environ(), &buildOut, append(goArgs, pkgs[0])...); err != nil {
+	if err := goCommand(b, os.Environ(), &buildOut, append(goArgs, pkg)...); err != nil {
 		return buildError(stderr, b, buildOut.String())
 	}
 	os.RemoveAll(b.Dir)

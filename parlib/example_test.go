@@ -105,3 +105,15 @@ func ExampleForEach() {
 	fmt.Println(words, lengths)
 	// Output: [fork! join! spawn! sync!] [4 4 5 4]
 }
+
+func ExampleReady() {
+	square := func(n int) *parlib.Task[int] {
+		if n < 2 {
+			return parlib.Ready(n) // nothing worth a goroutine
+		}
+		return parlib.Spawn(func() int { return n * n })
+	}
+	a, b := square(1), square(12)
+	fmt.Println(a.Wait(), b.Wait())
+	// Output: 1 144
+}

@@ -170,6 +170,18 @@ func Spawn[T any](f func() T) *Task[T] {
 	return t
 }
 
+// Ready returns a Task that has already finished with result v, for code
+// that returns a Task on some paths without starting one (a cached result,
+// a base case):
+//
+//	if n < 2 {
+//		return parlib.Ready(n)
+//	}
+//	return parlib.Spawn(func() int { return fib(n) })
+func Ready[T any](v T) *Task[T] {
+	return &Task[T]{v: v}
+}
+
 // Wait waits for the Task's function to return and returns its result. If
 // the function panicked, Wait panics with a [*PanicError], every time it is
 // called. Wait may be called any number of times, from any goroutine.

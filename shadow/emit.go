@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/spanprof/spanprof/parlib"
 )
 
 // This file holds the typed entry points that rewritten code calls, one per
@@ -360,17 +362,16 @@ func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
 }
 
 // ParlibSpawn runs parlib.Spawn(f) at site; spawn is parlib.Spawn itself.
-// f runs inline; the Task that the program gets holds f's result, and its
-// return signals the Task. Making that Task starts a goroutine that only
-// returns the result, which the child's strand pays for.
-func ParlibSpawn[T, Task any](site SiteID, spawn func(func() T) *Task, f func() T) *Task {
+// f runs inline, and the program gets a Task that has already finished with
+// f's result (parlib.Ready), whose return signals the Task: no goroutine is
+// started, so the run is not charged for one the serial program lacks.
+func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f func() T) *parlib.Task[T] {
 	e := begin()
 	if e == nil {
 		return spawn(f)
 	}
 	e.SpawnBegin(site)
-	v := f()
-	t := spawn(func() T { return v })
+	t := parlib.Ready(f())
 	e.SpawnEnd(unsafe.Pointer(t))
 	return t
 }

@@ -90,6 +90,7 @@ func Start(o Options) error {
 	cfg.Overhead = calibrateOverhead(m)
 	cfg.Burden = burdenIn(m, o.Burden)
 	runOpts, measure, started = o, m, time.Now()
+	startWatchdog() // before the engine's first reading, so its cost is no strand's
 	current = NewEngine(cfg)
 	return nil
 }

@@ -237,6 +237,7 @@ func TestOutput(flag *string, def string) {
 	outMu.Lock()
 	defer outMu.Unlock()
 	testBinary, testFlag, testDefault = true, flag, def
+	testRun.Store(true)
 	// Tests run on goroutines of their own, one at a time: let the next
 	// one take the engine over when it is at its root (gate.go).
 	startMu.Lock()

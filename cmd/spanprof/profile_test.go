@@ -640,3 +640,46 @@ func TestRewriteExamples(t *testing.T) {
 		t.Errorf("after -undo these files differ from the original: %v", d)
 	}
 }
+
+// TestRunSerialDeadlock profiles a program whose spawned goroutine waits on a
+// channel hidden in another package, which the analyzer cannot see, so that
+// serial mode's inline run deadlocks: instead of hanging, or of Go's "all
+// goroutines are asleep" crash that loses the profile, the run stops with a
+// line naming the spawn, writes the profile of what ran, and fails.
+func TestRunSerialDeadlock(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"q/q.go": "package q\n\nvar ch = make(chan int)\n\nfunc Put(v int) { ch <- v }\n\nfunc Take() int { return <-ch }\n",
+		"main.go": `package main
+
+import (
+	"fmt"
+	"sync"
+
+	"example.com/m/q"
+)
+
+func main() {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fmt.Println(q.Take())
+	}()
+	q.Put(42)
+	wg.Wait()
+}
+`,
+	})
+	code, _, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
+	if code != exitFailed {
+		t.Errorf("status %d, want %d", code, exitFailed)
+	}
+	if want := "main.go:13: the spawned goroutine waits (chan receive) for something only its continuation would do"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz")); err != nil || p.Spawns != 1 {
+		t.Errorf("the profile of what ran: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ GO ?= go
 
 test: fmt vet
 	$(GO) test ./...
+	$(GO) test -race -run 'Parallel' ./shadow/
 
 vet:
 	$(GO) vet ./...

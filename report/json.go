@@ -29,6 +29,9 @@ type Summary struct {
 	// strand and Subtracted the total removed from the work, in Unit.
 	Overhead   int64 `json:"overhead"`
 	Subtracted int64 `json:"subtracted"`
+	// ShadowBytes is the peak memory of the shadow runtime's structures;
+	// absent when unknown.
+	ShadowBytes int64 `json:"shadow_bytes,omitempty"`
 	// Root holds the program's own strands, outside every site; absent
 	// when there are none.
 	Root *RootSummary `json:"root,omitempty"`
@@ -74,7 +77,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Spawns: p.Spawns, Syncs: p.Syncs, AverageStrand: p.AverageStrand(),
 		SpeedupEstimate: p.SpeedupEstimate(opts.procs()),
 		Sites:           make([]SiteSummary, 0, len(r.sites)),
-		Overhead:        p.Overhead, Subtracted: p.Subtracted,
+		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes,
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
 	}

@@ -18,7 +18,7 @@ import (
 // sets these.
 const (
 	EnvOut     = "SPANPROF_OUT"     // profile file; default spanprof.pb.gz
-	EnvMode    = "SPANPROF_MODE"    // serial (default) or parallel
+	EnvMode    = "SPANPROF_MODE"    // serial (default), parallel, or elision (no profile; see Start)
 	EnvMeasure = "SPANPROF_MEASURE" // clock (default), instructions, cycles, task-clock
 	EnvBurden  = "SPANPROF_BURDEN"  // a duration such as 2us; default: calibrated at start-up
 )
@@ -29,7 +29,7 @@ const DefaultOut = "spanprof.pb.gz"
 // Options configure a run started with Start.
 type Options struct {
 	Out     string        // profile file
-	Mode    string        // serial or parallel
+	Mode    string        // serial, parallel or elision
 	Measure string        // a perf measure name
 	Burden  time.Duration // 0: calibrate the cost of a goroutine hand-off
 }
@@ -61,17 +61,26 @@ var (
 
 // Start begins profiling with the given options. Generated code calls it
 // (through StartFromEnv) before main runs; a second Start is an error.
+//
+// Mode elision starts no profile: every spawn runs as a plain call and no
+// event is measured, so an instrumented binary times its own serial elision
+// (the benchmarks compare it with the profiled run).
 func Start(o Options) error {
 	startMu.Lock()
 	defer startMu.Unlock()
-	if current != nil {
+	if current != nil || elision {
 		return errors.New("spanprof: profiling already started")
 	}
 	if o.Mode == "" {
 		o.Mode = "serial"
 	}
-	if o.Mode != "serial" {
-		return fmt.Errorf("spanprof: mode %q is not available yet (want serial)", o.Mode)
+	switch o.Mode {
+	case "serial", "parallel":
+	case "elision":
+		elision = true
+		return nil
+	default:
+		return fmt.Errorf("spanprof: unknown mode %q (want serial or parallel)", o.Mode)
 	}
 	if o.Measure == "" {
 		o.Measure = perf.Clock
@@ -82,12 +91,26 @@ func Start(o Options) error {
 	if !slices.Contains(perf.Names(), o.Measure) {
 		return fmt.Errorf("spanprof: unknown measure %q (want clock, instructions, cycles or task-clock)", o.Measure)
 	}
+	if o.Mode == "parallel" && o.Measure != perf.Clock {
+		return fmt.Errorf("spanprof: -mode parallel measures with the clock: a per-thread counter (%s) cannot follow goroutines from thread to thread; profile with -mode serial to count %s", o.Measure, o.Measure)
+	}
 	m, err := openMeasure(o.Measure)
 	if err != nil {
 		return err
 	}
-	cfg := Config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode}
-	cfg.Overhead = calibrateOverhead(m)
+	cfg := Config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread()}
+	if cfg.PerThread {
+		// Goroutine sites run for real even in serial mode: each such
+		// goroutine counts on its own thread with a counter of its own.
+		cfg.Open = func() (Reader, func(), error) {
+			c, err := perf.Open(o.Measure)
+			if err != nil {
+				return nil, nil, err
+			}
+			return c, func() { c.Close() }, nil
+		}
+	}
+	cfg.Overhead = calibrateOverhead(m, o.Mode)
 	cfg.Burden = burdenIn(m, o.Burden)
 	runOpts, measure, started = o, m, time.Now()
 	startWatchdog() // before the engine's first reading, so its cost is no strand's
@@ -171,6 +194,8 @@ func Current() *Engine { return current }
 func CallBegin(site SiteID) {
 	if e := begin(); e != nil {
 		e.CallBegin(site)
+	} else if e := parEngine(); e != nil {
+		e.parCallBegin(site)
 	}
 }
 
@@ -178,6 +203,8 @@ func CallBegin(site SiteID) {
 func CallEnd() {
 	if e := endCall(); e != nil {
 		e.CallEnd()
+	} else if e := parEngine(); e != nil {
+		e.parCallEnd()
 	}
 }
 
@@ -189,9 +216,14 @@ func RegionBegin(site SiteID) { CallBegin(site) }
 func RegionEnd() { CallEnd() }
 
 // SpawnBegin marks a spawn at site; the child runs next, inline.
+//
+// SpawnBegin and SpawnEnd are the inline form for hand-written
+// instrumentation: the child always runs inline, in every mode.
 func SpawnBegin(site SiteID) {
 	if e := begin(); e != nil {
 		e.SpawnBegin(site)
+	} else if e := parEngine(); e != nil {
+		e.parSpawnInline(site)
 	}
 }
 
@@ -200,6 +232,8 @@ func SpawnBegin(site SiteID) {
 func SpawnEnd(obj unsafe.Pointer) {
 	if e := endSpawn(); e != nil {
 		e.SpawnEnd(obj)
+	} else if e := parEngine(); e != nil {
+		e.parSpawnEnd(obj)
 	}
 }
 
@@ -207,13 +241,19 @@ func SpawnEnd(obj unsafe.Pointer) {
 func Done(obj unsafe.Pointer) {
 	if e := begin(); e != nil {
 		e.Done(obj)
+	} else if e := parEngine(); e != nil {
+		e.parDone(obj)
 	}
 }
 
-// Wait marks the return of a wait on join object obj.
+// Wait marks the return of a wait on join object obj. In parallel
+// accounting the time since the goroutine's last event counts as a strand;
+// instrumentation that can mark the start of the wait uses WaitStart.
 func Wait(obj unsafe.Pointer) {
 	if e := begin(); e != nil {
 		e.Wait(obj)
+	} else if e := parEngine(); e != nil {
+		e.parWait(obj, e.beforeWait())
 	}
 }
 
@@ -221,16 +261,25 @@ func Wait(obj unsafe.Pointer) {
 // the measure's unit, by running empty calls through a scratch engine: every
 // strand such a run records is instrumentation. The median of several
 // batches resists an interrupt landing in one of them.
-func calibrateOverhead(m Reader) int64 {
+//
+// In parallel mode the events run through the locked path, whose strands
+// exclude the engine's own work already (parallel.go): what is left is the
+// cost of reaching the engine and reading the measure.
+func calibrateOverhead(m Reader, mode string) int64 {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{{File: "calibrate", Func: "calibrate", Caller: "calibrate", Kind: spanprofile.KindCall}})
 	const batches, pairs = 9, 2000
 	per := make([]int64, batches)
 	for b := range per {
-		e := newEngine(Config{Measure: m}, tab)
+		e := newEngine(Config{Measure: m, Mode: mode}, tab)
 		for i := 0; i < pairs; i++ {
-			e.CallBegin(0)
-			e.CallEnd()
+			if mode == "parallel" {
+				e.parCallBegin(0)
+				e.parCallEnd()
+			} else {
+				e.CallBegin(0)
+				e.CallEnd()
+			}
 		}
 		per[b] = e.work / (2 * pairs)
 	}

@@ -18,38 +18,111 @@ import (
 // program's own synchronization objects in the state the original code
 // would leave them in.
 
+// How a spawn runs, decided by spawnHow for the calling goroutine.
+const (
+	runAsWritten = iota // no run, or a goroutine the run does not profile: what the program did
+	runElided           // elision mode: a plain call, no events
+	runSerial           // serial mode: inline, on the engine's unlocked path
+	runParallel         // parallel accounting: the caller takes the locked path (parSpawn)
+)
+
+// elision is set by Start in elision mode: every spawn runs as a plain call
+// and nothing is measured, so that the cost of the serial elision itself can
+// be timed with the same binary.
+var elision bool
+
+// spawnHow returns how a spawn at site runs on the calling goroutine. A
+// spawn at a Goroutine site in serial mode turns parallel accounting on.
+func spawnHow(site SiteID) (*Engine, int) {
+	if e := begin(); e != nil {
+		if int(site) >= len(e.goSite) {
+			e.growSites()
+		}
+		if int(site) >= len(e.goSite) || !e.goSite[site] {
+			return e, runSerial
+		}
+		e.enablePar()
+		return e, runParallel
+	}
+	if e := parEngine(); e != nil {
+		return e, runParallel
+	}
+	if elision && current == nil {
+		return nil, runElided
+	}
+	return nil, runAsWritten
+}
+
 // Go runs the call of a `go` statement at site as a spawned child. The
 // rewriter evaluates the function value and its arguments first, as the go
 // statement does, and passes a closure over the results.
 func Go(site SiteID, f func()) {
-	e := begin()
-	if e == nil {
-		go f() // not the profiled goroutine (gate.go): what the program did
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial:
+		e.SpawnBegin(site)
+		f()
+		e.SpawnEnd(nil)
 		return
+	case runElided:
+		f()
+		return
+	case runParallel:
+		if c, inline := e.parSpawn(site, false); c != nil {
+			go func() {
+				e.startG(c)
+				defer e.endG(c, nil)
+				f()
+			}()
+			return
+		} else if inline {
+			f()
+			e.parSpawnEnd(nil)
+			return
+		}
 	}
-	e.SpawnBegin(site)
-	f()
-	e.SpawnEnd(nil)
+	go f() // not the profiled goroutine (gate.go): what the program did
 }
 
 // WaitGroupGo runs wg.Go(f) at site: f is a child whose return signals wg.
-// The WaitGroup's counter is left untouched, as it is after wg.Go's goroutine
-// has finished.
+// Inline, the WaitGroup's counter is left untouched, as it is after wg.Go's
+// goroutine has finished.
 func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
-	e := begin()
-	if e == nil {
-		wg.Go(f)
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial:
+		e.SpawnBegin(site)
+		f()
+		e.SpawnEnd(unsafe.Pointer(wg))
 		return
+	case runElided:
+		f()
+		return
+	case runParallel:
+		if c, inline := e.parSpawn(site, false); c != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e.startG(c)
+				defer e.endG(c, unsafe.Pointer(wg)) // before Done: the wait must find it
+				f()
+			}()
+			return
+		} else if inline {
+			f()
+			e.parSpawnEnd(unsafe.Pointer(wg))
+			return
+		}
 	}
-	e.SpawnBegin(site)
-	f()
-	e.SpawnEnd(unsafe.Pointer(wg))
+	wg.Go(f)
 }
 
 // WaitGroupDone runs wg.Done(), a contribution to wg.
 func WaitGroupDone(wg *sync.WaitGroup) {
 	if e := begin(); e != nil {
 		e.Done(unsafe.Pointer(wg))
+	} else if e := parEngine(); e != nil {
+		e.parDone(unsafe.Pointer(wg))
 	}
 	wg.Done()
 }
@@ -59,6 +132,8 @@ func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
 	if delta < 0 {
 		if e := begin(); e != nil {
 			e.Done(unsafe.Pointer(wg))
+		} else if e := parEngine(); e != nil {
+			e.parDone(unsafe.Pointer(wg))
 		}
 	}
 	wg.Add(delta)
@@ -66,6 +141,12 @@ func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
 
 // WaitGroupWait runs wg.Wait(), a join.
 func WaitGroupWait(wg *sync.WaitGroup) {
+	if e := parEngine(); e != nil {
+		before := e.beforeWait()
+		wg.Wait()
+		e.parWait(unsafe.Pointer(wg), before)
+		return
+	}
 	wg.Wait()
 	if e := begin(); e != nil {
 		e.Wait(unsafe.Pointer(wg))
@@ -82,47 +163,100 @@ type ErrGroup[G any] interface {
 	Wait() error
 }
 
-// GroupGo runs g.Go(f) at site: f runs inline, and only an error goes to
-// the group, through a goroutine that returns it, so the group's first-error
-// rule and its context's cancellation behave as written. A goroutine per Go
-// would charge the run for starting and scheduling goroutines the program,
-// run serially, does not have (and the first subtree for creating them, the
-// later ones only for reusing them). While f runs inline no other child of
-// the group is running, so a limit set with SetLimit is never reached.
+// GroupGo runs g.Go(f) at site. Inline, f runs on the caller and only an
+// error goes to the group, through a goroutine that returns it, so the
+// group's first-error rule and its context's cancellation behave as
+// written. A goroutine per Go would charge the run for starting and
+// scheduling goroutines the program, run serially, does not have (and the
+// first subtree for creating them, the later ones only for reusing them).
+// While f runs inline no other child of the group is running, so a limit
+// set with SetLimit is never reached.
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
-	e := begin()
-	if e == nil {
-		g.Go(f)
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial:
+		e.SpawnBegin(site)
+		err := f()
+		e.SpawnEnd(unsafe.Pointer(g))
+		if err != nil {
+			g.Go(func() error { return err })
+		}
 		return
+	case runElided:
+		if err := f(); err != nil {
+			g.Go(func() error { return err })
+		}
+		return
+	case runParallel:
+		if c, inline := e.parSpawn(site, false); c != nil {
+			g.Go(func() error {
+				e.startG(c)
+				defer e.endG(c, unsafe.Pointer(g))
+				return f()
+			})
+			return
+		} else if inline {
+			err := f()
+			e.parSpawnEnd(unsafe.Pointer(g))
+			if err != nil {
+				g.Go(func() error { return err })
+			}
+			return
+		}
 	}
-	e.SpawnBegin(site)
-	err := f()
-	e.SpawnEnd(unsafe.Pointer(g))
-	if err != nil {
-		g.Go(func() error { return err })
-	}
+	g.Go(f)
 }
 
 // GroupTryGo runs g.TryGo(f) at site: f runs only if the group's limit
 // allows another goroutine, as with TryGo itself.
 func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
-	e := begin()
-	if e == nil {
-		return g.TryGo(f)
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial, runElided:
+		errc := make(chan error, 1)
+		if !g.TryGo(func() error { return <-errc }) {
+			return false
+		}
+		if how == runSerial {
+			e.SpawnBegin(site)
+		}
+		err := f()
+		if how == runSerial {
+			e.SpawnEnd(unsafe.Pointer(g))
+		}
+		errc <- err
+		return true
+	case runParallel:
+		// The child's state is made once TryGo has said yes, and handed
+		// to the goroutine TryGo starts.
+		var c *gstate
+		ready := make(chan struct{})
+		ok := g.TryGo(func() error {
+			<-ready
+			if c == nil {
+				return f()
+			}
+			e.startG(c)
+			defer e.endG(c, unsafe.Pointer(g))
+			return f()
+		})
+		if ok {
+			c, _ = e.parSpawn(site, true)
+		}
+		close(ready)
+		return ok
 	}
-	errc := make(chan error, 1)
-	if !g.TryGo(func() error { return <-errc }) {
-		return false
-	}
-	e.SpawnBegin(site)
-	err := f()
-	e.SpawnEnd(unsafe.Pointer(g))
-	errc <- err
-	return true
+	return g.TryGo(f)
 }
 
 // GroupWait runs g.Wait(), a join.
 func GroupWait[G any, PG ErrGroup[G]](g PG) error {
+	if e := parEngine(); e != nil {
+		before := e.beforeWait()
+		err := g.Wait()
+		e.parWait(unsafe.Pointer(g), before)
+		return err
+	}
 	err := g.Wait()
 	if e := begin(); e != nil {
 		e.Wait(unsafe.Pointer(g))
@@ -130,38 +264,33 @@ func GroupWait[G any, PG ErrGroup[G]](g PG) error {
 	return err
 }
 
-// Spawn and Join are the entry points for any other join object (parlib's
-// groups and tasks): a child at site whose return signals obj, and a wait on
+// Spawn and Join are the entry points for any other join object: a child at
+// site, run inline in every mode, whose return signals obj, and a wait on
 // obj.
 func Spawn(site SiteID, obj unsafe.Pointer, f func()) {
-	e := begin()
-	if e == nil {
+	if e := begin(); e != nil {
+		e.SpawnBegin(site)
 		f()
+		e.SpawnEnd(obj)
 		return
 	}
-	e.SpawnBegin(site)
+	if e := parEngine(); e != nil && e.parSpawnInline(site) {
+		f()
+		e.parSpawnEnd(obj)
+		return
+	}
 	f()
-	e.SpawnEnd(obj)
 }
 
 // Join marks a wait on obj that the program has already performed.
-func Join(obj unsafe.Pointer) {
-	if e := begin(); e != nil {
-		e.Wait(obj)
-	}
-}
+func Join(obj unsafe.Pointer) { Wait(obj) }
 
 // Call runs an instrumented call at site. The rewriter uses CallBegin and
 // CallEnd directly where a closure would cost more than the call.
 func Call(site SiteID, f func()) {
-	e := begin()
-	if e == nil {
-		f()
-		return
-	}
-	e.CallBegin(site)
+	CallBegin(site)
 	f()
-	e.CallEnd()
+	CallEnd()
 }
 
 // The helpers below are for code that spanprof's rewriter generates: starting
@@ -295,18 +424,22 @@ type Entered struct{ e *Engine }
 
 // Enter marks the start of an instrumented call at site (CallBegin).
 func Enter(site SiteID) Entered {
-	e := begin()
-	if e != nil {
+	if e := begin(); e != nil {
 		e.CallBegin(site)
+		return Entered{e}
 	}
-	return Entered{e}
+	if e := parEngine(); e != nil {
+		e.parCallBegin(site)
+		return Entered{e}
+	}
+	return Entered{}
 }
 
 // Leave marks the return of the innermost instrumented call (CallEnd), if
 // its Enter was taken, and returns the call's result.
 func Leave[T any](t Entered, v T) T {
 	if t.e != nil {
-		t.e.CallEnd()
+		CallEnd()
 	}
 	return v
 }
@@ -340,22 +473,44 @@ type ParlibGroup[G any] interface {
 }
 
 // ParlibGroupSpawn runs g.Spawn(f) at site: f is a child whose return
-// signals g. It runs inline and g is left untouched, as it is once a spawned
-// child has returned; a panic in f propagates at once rather than at the
-// Sync.
+// signals g. Inline, g is left untouched, as it is once a spawned child has
+// returned, and a panic in f propagates at once rather than at the Sync.
 func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
-	e := begin()
-	if e == nil {
-		g.Spawn(f)
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial:
+		e.SpawnBegin(site)
+		f()
+		e.SpawnEnd(unsafe.Pointer(g))
 		return
+	case runElided:
+		f()
+		return
+	case runParallel:
+		if c, inline := e.parSpawn(site, false); c != nil {
+			g.Spawn(func() {
+				e.startG(c)
+				defer e.endG(c, unsafe.Pointer(g))
+				f()
+			})
+			return
+		} else if inline {
+			f()
+			e.parSpawnEnd(unsafe.Pointer(g))
+			return
+		}
 	}
-	e.SpawnBegin(site)
-	f()
-	e.SpawnEnd(unsafe.Pointer(g))
+	g.Spawn(f)
 }
 
 // ParlibGroupSync runs g.Sync(), a join.
 func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
+	if e := parEngine(); e != nil {
+		before := e.beforeWait()
+		defer e.parWait(unsafe.Pointer(g), before) // Sync panics with a child's panic
+		g.Sync()
+		return
+	}
 	g.Sync()
 	if e := begin(); e != nil {
 		e.Wait(unsafe.Pointer(g))
@@ -363,18 +518,43 @@ func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
 }
 
 // ParlibSpawn runs parlib.Spawn(f) at site; spawn is parlib.Spawn itself.
-// f runs inline, and the program gets a Task that has already finished with
-// f's result (parlib.Ready), whose return signals the Task: no goroutine is
-// started, so the run is not charged for one the serial program lacks.
+// Inline, f runs on the caller and the program gets a Task that has already
+// finished with f's result (parlib.Ready), whose return signals the Task: no
+// goroutine is started, so the run is not charged for one the serial
+// program lacks.
 func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f func() T) *parlib.Task[T] {
-	e := begin()
-	if e == nil {
-		return spawn(f)
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial:
+		e.SpawnBegin(site)
+		t := parlib.Ready(f())
+		e.SpawnEnd(unsafe.Pointer(t))
+		return t
+	case runElided:
+		return parlib.Ready(f())
+	case runParallel:
+		if c, inline := e.parSpawn(site, false); c != nil {
+			// The child signals its Task, which exists once spawn
+			// returns: it waits for it only at its end.
+			var t *parlib.Task[T]
+			ready := make(chan struct{})
+			t = spawn(func() T {
+				e.startG(c)
+				defer func() {
+					<-ready
+					e.endG(c, unsafe.Pointer(t))
+				}()
+				return f()
+			})
+			close(ready)
+			return t
+		} else if inline {
+			t := parlib.Ready(f())
+			e.parSpawnEnd(unsafe.Pointer(t))
+			return t
+		}
 	}
-	e.SpawnBegin(site)
-	t := parlib.Ready(f())
-	e.SpawnEnd(unsafe.Pointer(t))
-	return t
+	return spawn(f)
 }
 
 // ParlibTaskWait runs t.Wait(), a join on the Task.
@@ -382,6 +562,11 @@ func ParlibTaskWait[T, Task any, PT interface {
 	*Task
 	Wait() T
 }](t PT) T {
+	if e := parEngine(); e != nil {
+		before := e.beforeWait()
+		defer e.parWait(unsafe.Pointer(t), before)
+		return t.Wait()
+	}
 	v := t.Wait()
 	if e := begin(); e != nil {
 		e.Wait(unsafe.Pointer(t))
@@ -392,31 +577,72 @@ func ParlibTaskWait[T, Task any, PT interface {
 // ParlibDo runs parlib.Do(fs...): fs[i] is a child at site+i whose return
 // signals the call's own join object, and the call waits for them all. do
 // is parlib.Do itself, which rewritten code names so that the program's
-// import of parlib stays used; serial mode does not call it.
+// import of parlib stays used; the profiled paths build the same DAG
+// themselves: in parallel, every function but the last on a goroutine of a
+// parlib.Group and the last inline, as parlib.Do runs them.
 func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
-	e := begin()
-	if e == nil {
-		do(fs...)
+	e, how := spawnHow(site)
+	switch how {
+	case runSerial:
+		obj := unsafe.Pointer(new(byte))
+		for i, f := range fs {
+			e.SpawnBegin(site + SiteID(i))
+			f()
+			e.SpawnEnd(obj)
+		}
+		e.Wait(obj)
+		return
+	case runElided:
+		for _, f := range fs {
+			f()
+		}
+		return
+	case runParallel:
+		if len(fs) == 0 {
+			return
+		}
+		var g parlib.Group
+		obj := unsafe.Pointer(&g)
+		last := len(fs) - 1
+		for i, f := range fs[:last] {
+			c, inline := e.parSpawn(site+SiteID(i), false)
+			switch {
+			case c != nil:
+				g.Spawn(func() {
+					e.startG(c)
+					defer e.endG(c, obj)
+					f()
+				})
+			case inline:
+				f()
+				e.parSpawnEnd(obj)
+			default:
+				g.Spawn(f)
+			}
+		}
+		if e.parSpawnInline(site + SiteID(last)) {
+			fs[last]()
+			e.parSpawnEnd(obj)
+		} else {
+			fs[last]()
+		}
+		before := e.beforeWait()
+		defer e.parWait(obj, before)
+		g.Sync()
 		return
 	}
-	obj := unsafe.Pointer(new(byte))
-	for i, f := range fs {
-		e.SpawnBegin(site + SiteID(i))
-		f()
-		e.SpawnEnd(obj)
-	}
-	e.Wait(obj)
+	do(fs...)
 }
 
 // ParlibFor runs parlib.For(lo, hi, grain, body) at site; pfor is
 // parlib.For (see ParlibDo).
 func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, hi, grain int, body func(i int)) {
-	e := begin()
-	if e == nil {
+	e, how := spawnHow(site)
+	if how == runAsWritten {
 		pfor(lo, hi, grain, body)
 		return
 	}
-	parlibRange(e, site, lo, hi, grain, func(lo, hi int) {
+	parlibRange(e, how, site, lo, hi, grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			body(i)
 		}
@@ -426,12 +652,12 @@ func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, 
 // ParlibForEach runs parlib.ForEach(s, grain, body) at site; forEach is
 // parlib.ForEach (see ParlibDo).
 func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(i int, v *T)), s []T, grain int, body func(i int, v *T)) {
-	e := begin()
-	if e == nil {
+	e, how := spawnHow(site)
+	if how == runAsWritten {
 		forEach(s, grain, body)
 		return
 	}
-	parlibRange(e, site, 0, len(s), grain, func(lo, hi int) {
+	parlibRange(e, how, site, 0, len(s), grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			body(i, &s[i])
 		}
@@ -439,20 +665,21 @@ func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(
 }
 
 // ParlibForRange runs parlib.ForRange(lo, hi, grain, body) at site;
-// forRange is parlib.ForRange (see ParlibDo). It
-// splits the range as parlib does (the same grain, the upper half spawned
-// and the lower half continued, down to pieces of at most grain indices),
-// so the DAG is the one the program builds, with every piece run inline.
+// forRange is parlib.ForRange (see ParlibDo). It splits the range as parlib
+// does (the same grain, the upper half spawned and the lower half
+// continued, down to pieces of at most grain indices), so the DAG is the one
+// the program builds, with every piece run inline in serial mode and every
+// upper half on a goroutine of a parlib.Group in parallel mode.
 func ParlibForRange(site SiteID, forRange func(lo, hi, grain int, body func(lo, hi int)), lo, hi, grain int, body func(lo, hi int)) {
-	e := begin()
-	if e == nil {
+	e, how := spawnHow(site)
+	if how == runAsWritten {
 		forRange(lo, hi, grain, body)
 		return
 	}
-	parlibRange(e, site, lo, hi, grain, body)
+	parlibRange(e, how, site, lo, hi, grain, body)
 }
 
-func parlibRange(e *Engine, site SiteID, lo, hi, grain int, body func(lo, hi int)) {
+func parlibRange(e *Engine, how int, site SiteID, lo, hi, grain int, body func(lo, hi int)) {
 	if hi <= lo {
 		return
 	}
@@ -461,9 +688,21 @@ func parlibRange(e *Engine, site SiteID, lo, hi, grain int, body func(lo, hi int
 	if grain <= 0 {
 		g = max(1, n/(8*uint(runtime.GOMAXPROCS(0))))
 	}
-	obj := unsafe.Pointer(new(byte))
-	parlibSplit(e, site, obj, lo, hi, g, body)
-	e.Wait(obj)
+	switch how {
+	case runElided:
+		body(lo, hi)
+	case runSerial:
+		obj := unsafe.Pointer(new(byte))
+		parlibSplit(e, site, obj, lo, hi, g, body)
+		e.Wait(obj)
+	case runParallel:
+		var pg parlib.Group
+		obj := unsafe.Pointer(&pg)
+		parlibSplitPar(e, &pg, site, lo, hi, g, body)
+		before := e.beforeWait()
+		defer e.parWait(obj, before)
+		pg.Sync()
+	}
 }
 
 func parlibSplit(e *Engine, site SiteID, obj unsafe.Pointer, lo, hi int, grain uint, body func(lo, hi int)) {
@@ -472,6 +711,31 @@ func parlibSplit(e *Engine, site SiteID, obj unsafe.Pointer, lo, hi int, grain u
 		e.SpawnBegin(site)
 		parlibSplit(e, site, obj, mid, hi, grain, body)
 		e.SpawnEnd(obj)
+		hi = mid
+	}
+	body(lo, hi)
+}
+
+// parlibSplitPar is parlibSplit in parallel accounting: an upper half runs
+// on a goroutine of pg when parallel mode says so, else inline.
+func parlibSplitPar(e *Engine, pg *parlib.Group, site SiteID, lo, hi int, grain uint, body func(lo, hi int)) {
+	obj := unsafe.Pointer(pg)
+	for n := uint(hi) - uint(lo); n > grain; n = uint(hi) - uint(lo) {
+		mid, top := lo+int(n/2), hi
+		c, inline := e.parSpawn(site, false)
+		switch {
+		case c != nil:
+			pg.Spawn(func() {
+				e.startG(c)
+				defer e.endG(c, obj)
+				parlibSplitPar(e, pg, site, mid, top, grain, body)
+			})
+		case inline:
+			parlibSplitPar(e, pg, site, mid, top, grain, body)
+			e.parSpawnEnd(obj)
+		default:
+			pg.Spawn(func() { parlibSplitPar(e, pg, site, mid, top, grain, body) })
+		}
 		hi = mid
 	}
 	body(lo, hi)

@@ -17,7 +17,12 @@ type Config struct {
 	Measure     Reader
 	MeasureName string // clock, instructions, cycles, task-clock, synthetic
 	Unit        string // nanoseconds, instructions, cycles
-	Mode        string // serial (parallel is not implemented yet)
+	Mode        string // serial or parallel
+	// PerThread reports that Measure counts one OS thread only (a hardware
+	// counter): a goroutine that runs in parallel then locks its thread and
+	// measures with a reader of its own from Open.
+	PerThread bool
+	Open      func() (Reader, func(), error)
 	// Burden is the scheduling cost charged to every spawn's continuation
 	// edge for the burdened span (Cilkview Figure 13), in Unit.
 	Burden int64
@@ -39,8 +44,12 @@ type frame struct {
 	topCS     bool // no invocation of the same site is active above (Cilkprof §6)
 	topCaller bool // no invocation from the same function is active above
 
-	t0      int64 // span time (absolute longest path) at the start
-	w0      int64 // work at the start
+	t0 int64 // span time (absolute longest path) at the start
+	w0 int64 // the goroutine's work at the start
+	// subWork is the work of goroutines spawned for real inside the
+	// invocation (parallel accounting) that ended before it did: they ran
+	// elsewhere, but in the serial order they are part of its trace.
+	subWork int64
 	ownWork int64 // local work: strands of this frame, not of its children
 
 	// Local span: o is the length of this frame's own strands on the
@@ -66,6 +75,36 @@ type task struct {
 	fork  *record
 }
 
+// gstate is the shadow state of one goroutine: its frames and the stack of
+// tasks it runs (the goroutine's own, and the children serial mode runs
+// inline on it). In serial mode only the profiled goroutine has one; in
+// parallel accounting (parallel.go) every goroutine spawned at a site does.
+type gstate struct {
+	frames []frame
+	tasks  []task
+
+	active   []int32 // per site: active invocations on this goroutine's stack and its ancestors'
+	foldCtx  []int32 // per site: context of its outermost active invocation
+	activeFn []int32 // per function: active invocations of sites in it
+
+	// work is the length of the strands this goroutine ran.
+	work int64
+	// A goroutine spawned for real credits its work, when it ends, to the
+	// invocations of its parent that were open at the spawn and still are:
+	// parent, the parent's gen then, and the spawn's event number and depth.
+	parent     *gstate
+	parentGen  uint64
+	spawnSeq   int64
+	spawnDepth int
+	gen        uint64 // counts the times this state was reused
+
+	m     Reader
+	close func() // closes m if the goroutine opened it
+	last  uint64 // the measure at the end of the goroutine's last event
+	g     uintptr
+	prev  *gstate // the state g had before this one, restored at the end
+}
+
 // value is what flows along join edges: the longest path to a point.
 type value struct {
 	t, tb int64
@@ -84,9 +123,14 @@ type value struct {
 // maximum into its join object, and a Wait takes the maximum back. See
 // doc.go for the definitions of every measurement.
 type Engine struct {
+	// gstate is the state of the goroutine whose event is being taken: the
+	// profiled goroutine's in serial mode, the caller's under the lock in
+	// parallel accounting.
+	*gstate
+	root *gstate
+
 	cfg        Config
 	m          Reader
-	last       uint64
 	overhead   int64
 	subtracted int64
 
@@ -96,14 +140,9 @@ type Engine struct {
 	spawns int64
 	syncs  int64
 
-	frames []frame
-	tasks  []task
-
-	tab      *siteTable
-	fn       []int32 // copy of tab.fn
-	active   []int32 // per site: active invocations
-	foldCtx  []int32 // per site: context of its outermost active invocation
-	activeFn []int32 // per function: active invocations of sites in it
+	tab    *siteTable
+	fn     []int32 // copy of tab.fn
+	goSite []bool  // copy of the sites' Goroutine
 
 	cct    *contexts
 	onWork []spanprofile.Measurement // per context
@@ -116,6 +155,11 @@ type Engine struct {
 	// transfer whether another may take over when the engine is at its root.
 	owner    uintptr
 	transfer bool
+
+	ended int64 // the work of the child spawnEnd ended last
+	par   parallel
+	allG  []*gstate // every goroutine state made, for Stop and the memory count
+	freeG []*gstate
 
 	hasSink bool
 	sink    value
@@ -132,12 +176,18 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 		cfg.Mode = "serial"
 	}
 	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), owner: getg()}
+	e.root = &gstate{m: cfg.Measure, g: e.owner}
+	e.gstate = e.root
+	e.allG = append(e.allG, e.root)
 	e.joins.init()
 	e.growSites()
 	e.nextID = 1
 	e.tasks = append(e.tasks, task{base: 0})
 	e.frames = append(e.frames, frame{id: e.nextID, site: -1, conn: true})
 	e.nextID++
+	if cfg.Mode == "parallel" {
+		e.enablePar()
+	}
 	e.last = e.m.Read()
 	return e
 }
@@ -147,6 +197,9 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 func (e *Engine) growSites() {
 	e.tab.mu.Lock()
 	e.fn = append(e.fn[:0], e.tab.fn...)
+	for len(e.goSite) < len(e.tab.sites) {
+		e.goSite = append(e.goSite, e.tab.sites[len(e.goSite)].Goroutine)
+	}
 	e.tab.mu.Unlock()
 	n := len(e.fn)
 	for len(e.active) < n {
@@ -166,8 +219,10 @@ func (e *Engine) growSites() {
 
 // tick ends the current strand: it reads the measure, subtracts the
 // instrumentation's own cost and charges the rest to the innermost frame.
-func (e *Engine) tick() {
-	now := e.m.Read()
+func (e *Engine) tick() { e.tickAt(e.gstate.m.Read()) }
+
+// tickAt is tick with the measure already read.
+func (e *Engine) tickAt(now uint64) {
 	raw := int64(now - e.last)
 	e.last = now
 	e.seq++
@@ -182,6 +237,7 @@ func (e *Engine) tick() {
 
 func (e *Engine) strand(d int64) {
 	e.work += d
+	e.gstate.work += d
 	f := &e.frames[len(e.frames)-1]
 	f.ownWork += d
 	f.o += d
@@ -227,7 +283,7 @@ func (e *Engine) push(site SiteID) {
 	f.id, f.start, f.mark = e.nextID, e.seq, e.seq
 	f.site, f.ctx, f.fn = s, ctx, fn
 	f.topCS, f.topCaller = e.active[s] == 0, e.activeFn[fn] == 0
-	f.t0, f.w0, f.ownWork, f.o, f.conn = tk.t, e.work, 0, 0, true
+	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, e.gstate.work, 0, 0, 0, true
 	f.lastSite = 0
 	e.nextID++
 	e.active[s]++
@@ -235,9 +291,14 @@ func (e *Engine) push(site SiteID) {
 }
 
 // finish records a completed invocation: on the work profile always, and on
-// the current path, which is the longest path to the invocation's end.
-func (e *Engine) finish(f *frame, tk *task) {
-	work, span := e.work-f.w0, tk.t-f.t0
+// the current path, which is the longest path to the invocation's end. It
+// passes the work of goroutines credited to f on to the frame below, and
+// returns the invocation's work.
+func (e *Engine) finish(f *frame, tk *task) int64 {
+	work, span := e.gstate.work-f.w0+f.subWork, tk.t-f.t0
+	if f.subWork != 0 {
+		e.frames[len(e.frames)-2].subWork += f.subWork
+	}
 	for int(f.ctx) >= len(e.onWork) {
 		e.onWork = append(e.onWork, spanprofile.Measurement{})
 	}
@@ -268,6 +329,7 @@ func (e *Engine) finish(f *frame, tk *task) {
 	}
 	e.active[f.site]--
 	e.activeFn[f.fn]--
+	return work
 }
 
 // pop removes the innermost frame and returns its up chain, which the caller
@@ -334,9 +396,17 @@ func (e *Engine) CallBegin(site SiteID) {
 	e.push(site)
 }
 
+// The methods above and below end the current strand (tick) and then take
+// the event; parallel accounting (parallel.go) ends the strand itself and
+// calls the bodies: callEnd, spawnBegin, spawnEnd, done and wait.
+
 // CallEnd marks the return of the innermost instrumented call.
 func (e *Engine) CallEnd() {
 	e.tick()
+	e.callEnd()
+}
+
+func (e *Engine) callEnd() {
 	tk := &e.tasks[len(e.tasks)-1]
 	e.finish(&e.frames[len(e.frames)-1], tk)
 	conn, up := e.pop()
@@ -352,6 +422,10 @@ func (e *Engine) CallEnd() {
 // right after, and SpawnEnd marks its return.
 func (e *Engine) SpawnBegin(site SiteID) {
 	e.tick()
+	e.spawnBegin(site)
+}
+
+func (e *Engine) spawnBegin(site SiteID) {
 	e.spawns++
 	pt := len(e.tasks) - 1
 	fork := e.rp.retain(e.recordOf(len(e.frames) - 1))
@@ -365,9 +439,13 @@ func (e *Engine) SpawnBegin(site SiteID) {
 // return signals that join object (wg.Go, errgroup's Go).
 func (e *Engine) SpawnEnd(obj unsafe.Pointer) {
 	e.tick()
+	e.spawnEnd(obj)
+}
+
+func (e *Engine) spawnEnd(obj unsafe.Pointer) {
 	n := len(e.frames) - 1
 	tk := &e.tasks[len(e.tasks)-1]
-	e.finish(&e.frames[n], tk)
+	e.ended = e.finish(&e.frames[n], tk)
 	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n))}
 	tk.path = prof{}
 	_, up := e.pop()
@@ -388,14 +466,20 @@ func (e *Engine) SpawnEnd(obj unsafe.Pointer) {
 // what they have done so far to the path that reaches the join object.
 func (e *Engine) Done(obj unsafe.Pointer) {
 	e.tick()
+	e.done(obj)
+}
+
+func (e *Engine) done(obj unsafe.Pointer) {
 	tk := &e.tasks[len(e.tasks)-1]
 	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(e.frames) - 1))}
-	for i := tk.base; i < len(e.frames); i++ {
+	var sub int64
+	for i := len(e.frames) - 1; i >= tk.base; i-- {
 		f := &e.frames[i]
 		if f.site < 0 {
 			continue // the program's root is no invocation
 		}
-		work, span := e.work-f.w0, tk.t-f.t0
+		sub += f.subWork // the callees' credits are not passed down yet
+		work, span := e.gstate.work-f.w0+sub, tk.t-f.t0
 		m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: f.ownWork}}
 		if f.topCS {
 			m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
@@ -413,6 +497,10 @@ func (e *Engine) Done(obj unsafe.Pointer) {
 // the paths that signalled obj since the last wait on it.
 func (e *Engine) Wait(obj unsafe.Pointer) {
 	e.tick()
+	e.wait(obj)
+}
+
+func (e *Engine) wait(obj unsafe.Pointer) {
 	e.syncs++
 	acc, ok := e.joins.take(obj)
 	if !ok {

@@ -26,9 +26,13 @@ var ignored, unmatched atomic.Int64
 
 // begin returns the running engine if the calling goroutine may start an
 // event on it, or nil.
+//
+// In parallel accounting (parallel.go) every goroutine spawned at a site has
+// a state of its own, and begin, endCall and endSpawn return nil: the
+// callers take the parallel path.
 func begin() *Engine {
 	e := current
-	if e == nil {
+	if e == nil || e.par.on.Load() {
 		return nil
 	}
 	if g := getg(); g != e.owner {
@@ -46,7 +50,7 @@ func begin() *Engine {
 // profiled one and an instrumented call of its current goroutine is open.
 func endCall() *Engine {
 	e := current
-	if e == nil {
+	if e == nil || e.par.on.Load() {
 		return nil
 	}
 	if getg() != e.owner {
@@ -63,7 +67,7 @@ func endCall() *Engine {
 // endSpawn is endCall for the end of a spawned child.
 func endSpawn() *Engine {
 	e := current
-	if e == nil {
+	if e == nil || e.par.on.Load() {
 		return nil
 	}
 	if getg() != e.owner {

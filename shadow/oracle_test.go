@@ -476,9 +476,12 @@ func checkAgainstOracle(t *testing.T, seed uint64) {
 	rn.work(int64(r.IntN(3)))
 	rn.run(0, nil, 0)
 	rn.work(int64(r.IntN(3)))
-	got := e.Stop()
-	want := o.solve()
+	compareWithOracle(t, seed, e.Stop(), o.solve())
+}
 
+// compareWithOracle checks every number of a profile against the oracle's.
+func compareWithOracle(t *testing.T, seed uint64, got *spanprofile.Profile, want oResult) {
+	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Errorf("seed %d: "+format, append([]any{seed}, args...)...)

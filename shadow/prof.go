@@ -100,6 +100,11 @@ type profPool struct {
 
 	// Live counts, for the tests that check nothing leaks.
 	liveNodes, liveArrays int
+
+	// Everything ever allocated, for the memory the run reports: free
+	// lists never shrink, so this is the peak.
+	allNodes  int
+	allArrays []*profArray
 }
 
 func (pp *profPool) node() *profNode {
@@ -109,6 +114,7 @@ func (pp *profPool) node() *profNode {
 		pp.nodes = pp.nodes[:n-1]
 		return nd
 	}
+	pp.allNodes++
 	return new(profNode)
 }
 
@@ -122,6 +128,7 @@ func (pp *profPool) array() *profArray {
 	}
 	a := &profArray{refs: 1}
 	a.grow(int(pp.keys))
+	pp.allArrays = append(pp.allArrays, a)
 	return a
 }
 

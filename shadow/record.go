@@ -22,6 +22,7 @@ type record struct {
 type recordPool struct {
 	free []*record
 	live int
+	all  int // ever allocated: the peak, since free never shrinks
 }
 
 func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up *record) *record {
@@ -31,6 +32,7 @@ func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up *record) *recor
 		rp.free = rp.free[:n-1]
 	} else {
 		r = new(record)
+		rp.all++
 	}
 	rp.live++
 	if up != nil {

@@ -1,28 +1,53 @@
 package shadow
 
-import "github.com/spanprof/spanprof/spanprofile"
+import (
+	"unsafe"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
 
 // Stop ends the run: invocations still open end now (so a run cut short by
 // a panic still yields the profile of what ran), and the profile is built.
+//
+// In parallel accounting, goroutines still running end at their last event:
+// what they do after it is not measured. Events after Stop are ignored.
 func (e *Engine) Stop() *spanprofile.Profile {
+	if e.par.on.Load() {
+		e.par.mu.Lock()
+		defer e.par.mu.Unlock()
+	}
 	if !e.stopped {
 		e.stopped = true
-		e.tick()
-		for len(e.tasks) > 1 {
-			for len(e.frames)-1 > e.tasks[len(e.tasks)-1].base {
-				e.CallEnd()
+		for _, st := range e.allG {
+			if st != e.root && len(st.tasks) > 0 {
+				e.gstate = st
+				e.closeAll()
 			}
-			e.SpawnEnd(nil)
 		}
-		for len(e.frames) > 1 {
-			e.CallEnd()
-		}
+		e.gstate = e.root
+		e.tick()
+		e.closeAll()
 		tk := &e.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
 		e.offerSink(&v)
 		e.drop(&v)
 	}
 	return e.profile()
+}
+
+// closeAll ends every invocation and inline child open in the current
+// goroutine, and the goroutine itself unless it is the root.
+func (e *Engine) closeAll() {
+	for len(e.tasks) > 0 {
+		tk := &e.tasks[len(e.tasks)-1]
+		for len(e.frames)-1 > tk.base {
+			e.callEnd()
+		}
+		if tk.base == 0 {
+			return // the root task has no site frame
+		}
+		e.spawnEnd(nil)
+	}
 }
 
 func (e *Engine) profile() *spanprofile.Profile {
@@ -38,6 +63,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 		Syncs:        e.syncs,
 		Overhead:     e.overhead,
 		Subtracted:   e.subtracted,
+		ShadowBytes:  e.shadowBytes(),
 	}
 	e.tab.mu.Lock()
 	for _, s := range e.tab.sites {
@@ -50,7 +76,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 	e.pp.each(&e.sink.path, func(k int32, m spanprofile.Measurement) { onSpan[k] = m })
 	onWork := make([]spanprofile.Measurement, n)
 	copy(onWork, e.onWork)
-	root := &e.frames[0]
+	root := &e.root.frames[0]
 	onWork[0].Local = spanprofile.Triple{Count: 1, Work: root.ownWork, Span: onSpan[0].Local.Span}
 	for ctx := 0; ctx < n; ctx++ {
 		p.Contexts = append(p.Contexts, spanprofile.Context{
@@ -60,4 +86,23 @@ func (e *Engine) profile() *spanprofile.Profile {
 		})
 	}
 	return p
+}
+
+// shadowBytes is the memory the engine's structures hold: the peak, because
+// its pools and tables only grow.
+func (e *Engine) shadowBytes() int64 {
+	var m spanprofile.Measurement
+	n := int64(e.pp.allNodes)*int64(unsafe.Sizeof(profNode{})) +
+		int64(e.rp.all)*int64(unsafe.Sizeof(record{})) +
+		int64(cap(e.joins.keys))*int64(unsafe.Sizeof(unsafe.Pointer(nil))+unsafe.Sizeof(joinAcc{})) +
+		int64(cap(e.onWork))*int64(unsafe.Sizeof(m)) +
+		int64(cap(e.cct.parent)+cap(e.cct.site)+cap(e.cct.vals))*4 + int64(cap(e.cct.keys))*8
+	for _, a := range e.pp.allArrays {
+		n += int64(cap(a.recs))*int64(unsafe.Sizeof(m)) + int64(cap(a.has)) + int64(cap(a.used))*4
+	}
+	for _, g := range e.allG {
+		n += int64(cap(g.frames))*int64(unsafe.Sizeof(frame{})) + int64(cap(g.tasks))*int64(unsafe.Sizeof(task{})) +
+			int64(cap(g.active)+cap(g.foldCtx)+cap(g.activeFn))*4
+	}
+	return n
 }

@@ -19,6 +19,10 @@ type SiteInfo struct {
 	Func   string // the spawned or called function, as the compiler names it
 	Caller string // the function containing the site
 	Kind   spanprofile.Kind
+	// Goroutine marks a spawn the analyzer found not elidable (it waits
+	// for its continuation, or talks to it): it runs as a real goroutine in
+	// every mode, under parallel accounting.
+	Goroutine bool
 }
 
 // siteTable is a table of sites with the function containing each, numbered

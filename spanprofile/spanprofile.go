@@ -93,6 +93,11 @@ type Profile struct {
 	Overhead   int64 `json:"overhead"`
 	Subtracted int64 `json:"subtracted"`
 
+	// ShadowBytes is the peak memory the shadow runtime's own structures
+	// held during the run (frames, path profiles, records, contexts, join
+	// accumulators), in bytes; 0 when unknown.
+	ShadowBytes int64 `json:"shadow_bytes,omitempty"`
+
 	// TimeNanos is when the run started (Unix nanoseconds) and
 	// DurationNanos how long it took, both 0 when unknown. They are copied
 	// into the pprof file as they are, never read from the clock, so the

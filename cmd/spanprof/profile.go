@@ -26,10 +26,14 @@ The flags shared by run, test and build are:
 	-o file
 		write the span profile to file (default spanprof.pb.gz); for build,
 		the binary.
-	-mode serial|parallel
+	-mode serial|parallel|elision
 		serial (the default) runs every serially elidable spawn inline, as
-		Cilkview does, so results are deterministic; parallel runs goroutines
-		in parallel and is the mode for programs that talk over channels.
+		Cilkview does, so results are deterministic; a spawn the analyzer
+		finds not elidable still runs as a goroutine. parallel runs every
+		spawn as a goroutine, in parallel, and is the mode for programs
+		whose goroutines talk to each other; it measures with the clock.
+		elision profiles nothing and runs every spawn as a plain call: the
+		serial elision, for timing the instrumentation's cost.
 	-measure clock|instructions|cycles|task-clock
 		what a strand's length is measured in (default clock).
 	-burden duration
@@ -117,7 +121,7 @@ type profFlags struct {
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	f := &profFlags{}
 	fs.StringVar(&f.out, "o", "", outUsage)
-	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial or parallel (default serial)")
+	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
 	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` clock, instructions, cycles or task-clock (default clock)")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	return f
@@ -125,8 +129,11 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 
 // check validates the flags' values.
 func (f *profFlags) check() error {
-	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" {
-		return fmt.Errorf("unknown -mode %q (valid: serial, parallel)", f.mode)
+	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" {
+		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision)", f.mode)
+	}
+	if f.mode == "parallel" && f.measure != "" && f.measure != "clock" {
+		return fmt.Errorf("-mode parallel measures with the clock: a per-thread counter (-measure %s) cannot follow goroutines from thread to thread; use -mode serial", f.measure)
 	}
 	if f.measure != "" && !slices.Contains([]string{"clock", "instructions", "cycles", "task-clock"}, f.measure) {
 		return fmt.Errorf("unknown -measure %q (valid: clock, instructions, cycles, task-clock)", f.measure)

@@ -1,0 +1,322 @@
+package shadow
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Parallel accounting (DESIGN §4, TaskProf §3): goroutines run for real, each
+// with a shadow state of its own (gstate), and every event takes the engine's
+// lock. A spawned goroutine starts from a copy of its parent's span, burdened
+// span and path profile at the spawn (an O(1) share of the persistent prof)
+// and of its parent's per-site activity, so that its invocations fold and
+// count as top-call-site and top-caller exactly as they would inline. It
+// hands its final value to its join object under the lock, and a wait takes
+// the longest of the values there, as serial mode does. With one goroutine
+// running at a time the computation is the serial one event for event; the
+// oracle test checks it against the brute-force DAG with real goroutines.
+//
+// Parallel accounting is on for the whole run in parallel mode, and from the
+// first spawn at a Goroutine site (one the analyzer found not elidable) in
+// serial mode: that child runs as a real goroutine, every other spawn still
+// inline.
+//
+// A strand's length is what the measure advanced between the goroutine's
+// two events. The measure is read before the lock is taken and again after
+// it is released, so that neither waiting for the lock nor the engine's own
+// work counts, and before a wait blocks, so that the time blocked in
+// wg.Wait, errgroup's Wait or parlib's Sync is no strand's. What stays in a
+// strand is time the goroutine spends blocked in code the rewriter does not
+// see (a channel, a mutex, I/O) and time it is descheduled while runnable
+// (more runnable goroutines than GOMAXPROCS, the garbage collector's
+// assists): the clock measures the goroutine's wall time between events.
+
+// parallel is the engine's parallel accounting: on says it is in force, and
+// then mu guards all of the engine, and byG finds each goroutine's state.
+type parallel struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	byG   map[uintptr]*gstate
+	live  int  // goroutines spawned for real and not ended
+	every bool // parallel mode: every spawn runs for real
+}
+
+// enablePar turns parallel accounting on. Only the goroutine that drives the
+// engine calls it (from its own event, or before the run starts), so no event
+// can be in flight.
+func (e *Engine) enablePar() {
+	e.par.mu.Lock()
+	if e.par.byG == nil {
+		e.par.byG = make(map[uintptr]*gstate)
+	}
+	e.par.byG[e.root.g] = e.root
+	e.par.every = e.par.every || e.cfg.Mode == "parallel"
+	e.par.on.Store(true)
+	e.par.mu.Unlock()
+}
+
+// parEngine returns the running engine if parallel accounting is on.
+func parEngine() *Engine {
+	if e := current; e != nil && e.par.on.Load() {
+		return e
+	}
+	return nil
+}
+
+// read reads the measure of a goroutine whose state is not known yet: the
+// shared one, or nothing where each goroutine has its own (then lock reads
+// it once it has the state).
+func (e *Engine) read() uint64 {
+	if e.cfg.PerThread {
+		return 0
+	}
+	return e.m.Read()
+}
+
+// lock takes the engine for the calling goroutine's event, ending its
+// current strand at now (from read), and returns its state, or nil (and
+// no lock held) if the goroutine has none or the run is over.
+func (e *Engine) lock(now uint64) *gstate {
+	g := getg()
+	e.par.mu.Lock()
+	st := e.par.byG[g]
+	if st == nil && e.transfer && e.par.live == 0 && len(e.root.frames) == 1 && len(e.root.tasks) == 1 {
+		// A test binary's next test takes the engine over at its root.
+		delete(e.par.byG, e.root.g)
+		e.root.g, e.owner = g, g
+		e.par.byG[g] = e.root
+		st = e.root
+	}
+	if st == nil || e.stopped {
+		e.par.mu.Unlock()
+		ignored.Add(1)
+		return nil
+	}
+	e.gstate = st
+	if e.cfg.PerThread {
+		now = st.m.Read()
+	}
+	e.tickAt(now)
+	return st
+}
+
+// unlock releases the engine and starts the goroutine's next strand.
+func (e *Engine) unlock(st *gstate) {
+	e.par.mu.Unlock()
+	st.last = st.m.Read()
+}
+
+func (e *Engine) parCallBegin(site SiteID) {
+	if st := e.lock(e.read()); st != nil {
+		e.push(site)
+		e.unlock(st)
+	}
+}
+
+func (e *Engine) parCallEnd() {
+	if st := e.lock(e.read()); st != nil {
+		if len(e.frames)-1 > e.tasks[len(e.tasks)-1].base {
+			e.callEnd()
+		} else {
+			unmatched.Add(1)
+		}
+		e.unlock(st)
+	}
+}
+
+func (e *Engine) parDone(obj unsafe.Pointer) {
+	if st := e.lock(e.read()); st != nil {
+		e.done(obj)
+		e.unlock(st)
+	}
+}
+
+// beforeWait reads the measure before a wait blocks; parWait ends the
+// strand there.
+func (e *Engine) beforeWait() uint64 {
+	if !e.cfg.PerThread {
+		return e.m.Read()
+	}
+	var now uint64
+	e.par.mu.Lock()
+	if st := e.par.byG[getg()]; st != nil {
+		now = st.m.Read()
+	}
+	e.par.mu.Unlock()
+	return now
+}
+
+func (e *Engine) parWait(obj unsafe.Pointer, before uint64) {
+	g := getg()
+	e.par.mu.Lock()
+	st := e.par.byG[g]
+	if st == nil || e.stopped {
+		e.par.mu.Unlock()
+		ignored.Add(1)
+		return
+	}
+	e.gstate = st
+	e.tickAt(before)
+	e.wait(obj)
+	e.unlock(st)
+}
+
+// parSpawn takes a spawn at site: for a child that runs for real it returns
+// the child's state, which the child passes to startG and endG; for one that
+// runs inline it returns nil and inline true, and the caller runs the child
+// and calls parSpawnEnd. With neither, the caller is no profiled goroutine
+// and does what the program did.
+func (e *Engine) parSpawn(site SiteID, real bool) (c *gstate, inline bool) {
+	st := e.lock(e.read())
+	if st == nil {
+		return nil, false
+	}
+	if int(site) >= len(e.goSite) {
+		e.growSites()
+	}
+	if real || e.par.every || e.goSite[site] {
+		c = e.spawnG(site)
+	} else {
+		e.spawnBegin(site)
+	}
+	e.unlock(st)
+	return c, c == nil
+}
+
+// parSpawnEnd ends a child that ran inline.
+func (e *Engine) parSpawnEnd(obj unsafe.Pointer) {
+	if st := e.lock(e.read()); st != nil {
+		if len(e.tasks) > 1 && len(e.frames)-1 == e.tasks[len(e.tasks)-1].base {
+			e.spawnEnd(obj)
+		} else {
+			unmatched.Add(1)
+		}
+		e.unlock(st)
+	}
+}
+
+// spawnG forks a goroutine from the current point of the current one: the
+// child's first frame is the spawn's invocation, above a stand-in for the
+// parent's frame that gives it its calling context, and its task starts
+// from the parent's values with the parent's record as its fork.
+func (e *Engine) spawnG(site SiteID) *gstate {
+	p := e.gstate
+	e.spawns++
+	pt := &p.tasks[len(p.tasks)-1]
+	top := &p.frames[len(p.frames)-1]
+	var c *gstate
+	if n := len(e.freeG); n > 0 {
+		c = e.freeG[n-1]
+		e.freeG = e.freeG[:n-1]
+	} else {
+		c = &gstate{}
+		e.allG = append(e.allG, c)
+	}
+	c.m = e.m
+	c.work = 0
+	c.parent, c.parentGen, c.spawnSeq, c.spawnDepth = p, p.gen, e.seq, len(p.frames)-1
+	c.active = append(c.active[:0], p.active...)
+	c.foldCtx = append(c.foldCtx[:0], p.foldCtx...)
+	c.activeFn = append(c.activeFn[:0], p.activeFn...)
+	c.frames = append(c.frames[:0], frame{site: -1, ctx: top.ctx, conn: true})
+	fork := e.rp.retain(e.recordOf(len(p.frames) - 1))
+	c.tasks = append(c.tasks[:0], task{t: pt.t, tb: pt.tb, path: e.pp.share(&pt.path), base: 1, fork: fork})
+	pt.tb += e.cfg.Burden // the continuation edge carries the burden
+	e.gstate = c
+	e.push(site)
+	e.gstate = p
+	e.par.live++
+	return c
+}
+
+// startG runs first on a goroutine spawned with state c.
+func (e *Engine) startG(c *gstate) {
+	if e.cfg.PerThread && e.cfg.Open != nil {
+		// A per-thread counter counts the thread that opened it: the
+		// goroutine keeps its thread and opens one of its own.
+		runtime.LockOSThread()
+		if m, closeM, err := e.cfg.Open(); err == nil {
+			c.m, c.close = m, closeM
+		}
+	}
+	g := getg()
+	e.par.mu.Lock()
+	c.g = g
+	c.prev = e.par.byG[g]
+	e.par.byG[g] = c
+	e.par.mu.Unlock()
+	c.last = c.m.Read()
+}
+
+// endG runs last on a goroutine spawned with state c (deferred, so that a
+// panic or runtime.Goexit still ends it); its return signals obj, or
+// nothing if obj is nil.
+func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
+	now := c.m.Read()
+	e.par.mu.Lock()
+	if !e.stopped {
+		e.gstate = c
+		e.tickAt(now)
+		for len(e.tasks) > 1 || len(e.frames) > 2 {
+			// Invocations and inline children left open by a panic.
+			tk := &e.tasks[len(e.tasks)-1]
+			if len(e.frames)-1 > tk.base {
+				e.callEnd()
+			} else {
+				e.spawnEnd(nil)
+			}
+		}
+		e.spawnEnd(obj)
+		e.credit(c, e.ended)
+		e.par.live--
+		c.gen++
+		c.parent = nil
+		c.frames = c.frames[:0]
+		e.freeG = append(e.freeG, c)
+		e.gstate = e.root
+	}
+	if c.prev != nil {
+		e.par.byG[c.g] = c.prev
+	} else {
+		delete(e.par.byG, c.g)
+	}
+	c.prev = nil
+	e.par.mu.Unlock()
+	if c.close != nil {
+		c.close()
+		c.m, c.close = nil, nil
+		runtime.UnlockOSThread()
+	}
+}
+
+// parSpawnInline takes a spawn whose child runs inline whatever the mode
+// (the last function of parlib.Do, hand-written SpawnBegin), reporting
+// whether the caller is a profiled goroutine.
+func (e *Engine) parSpawnInline(site SiteID) bool {
+	st := e.lock(e.read())
+	if st == nil {
+		return false
+	}
+	e.spawnBegin(site)
+	e.unlock(st)
+	return true
+}
+
+// credit adds the work w of goroutine c, which has ended, to the innermost
+// invocation of its parent that was open at the spawn and still is; finish
+// passes it down from there. An invocation that ended first (it did not
+// wait for c) does not get it.
+func (e *Engine) credit(c *gstate, w int64) {
+	p := c.parent
+	if p == nil || p.gen != c.parentGen || len(p.tasks) == 0 {
+		return
+	}
+	for k := min(c.spawnDepth, len(p.frames)-1); k >= 0; k-- {
+		if f := &p.frames[k]; f.start <= c.spawnSeq {
+			f.subWork += w
+			return
+		}
+	}
+}

@@ -69,18 +69,19 @@
 //
 // In serial mode every spawn runs inline, which hangs if the spawned code
 // waits for something its continuation does. A spawn that forkjoin finds
-// not elidable is left as it is, with a warning naming it and the reason;
-// so is one whose code calls a method of another package that takes a
-// context.Context (semaphore.(*Weighted).Acquire waits for a release the
-// continuation makes; forkjoin assumes such calls return). The runtime
-// profiles one goroutine at a time, so nothing that such a goroutine may run
-// emits events: the spawned function, what it calls, spawns and declares,
-// transitively; the package's function literals and functions whose value is
-// taken, if it calls a function value; the methods of a name it calls
-// through an interface; and functions passed to (*testing.B).RunParallel,
-// time.AfterFunc or runtime.SetFinalizer. Code of this package that
-// goroutines started elsewhere call back into is not seen, and would
-// confuse the runtime.
+// not elidable, or whose code calls a method of another package that takes
+// a context.Context (semaphore.(*Weighted).Acquire waits for a release the
+// continuation makes; forkjoin assumes such calls return), is marked
+// Goroutine in the site table, with a warning naming it and the reason: the
+// runtime runs it as a real goroutine in every mode, with a shadow state of
+// its own (parallel accounting), so the run stays correct and profiled.
+// Functions passed to (*testing.B).RunParallel, time.AfterFunc or
+// runtime.SetFinalizer run on goroutines the runtime does not know: they
+// are left alone, with what they call, spawn and declare, transitively; the
+// package's function literals and functions whose value is taken, if they
+// call a function value; and the methods of a name they call through an
+// interface. Code of this package that goroutines started elsewhere call
+// back into emits events that the runtime ignores (and counts).
 //
 // # Positions
 //

@@ -38,7 +38,7 @@ import (
 // {{if .Test}}test {{end}}package refer to; registering them starts the profiled run.
 var {{.Table}} = _spanprof_shadow.Init([]_spanprof_shadow.SiteInfo{
 {{- range .Sites}}
-	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}},
+	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}{{if .Goroutine}}, Goroutine: true{{end}}},
 {{- end}}
 })
 {{end}}

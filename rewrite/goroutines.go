@@ -21,15 +21,15 @@ var goroutineAPIs = map[string]bool{
 }
 
 // unprofiled returns the functions of the package whose code may run on a
-// goroutine that serial mode does not profile, each with why. Serial mode
-// measures one goroutine at a time: a spawn that is not elidable stays a
-// real goroutine, and the runtime must not hear from it. So the spawned
-// function is left alone, and so is everything it calls, spawns or
-// declares, transitively; a call of a function value or an interface method
-// there could reach any function of the package whose value is taken, or
-// any method of that name, so those are left alone too. Functions passed
-// to goroutineAPIs are treated the same way. What another package's
-// goroutines call back into is not seen: see the package documentation.
+// goroutine that the runtime does not know, each with why: one that
+// goroutineAPIs start (a spawn of the package's own, elidable or not, gets
+// a shadow state of its own, and is instrumented). Such a function is left
+// alone, and so is everything it calls, spawns or declares, transitively; a
+// call of a function value or an interface method there could reach any
+// function of the package whose value is taken, or any method of that
+// name, so those are left alone too. The runtime ignores events from
+// goroutines it does not know, so what another package's goroutines call
+// back into is harmless, and not profiled.
 func unprofiled(ur *unitRewriter) map[*forkjoin.Func]string {
 	res := ur.res
 	out := make(map[*forkjoin.Func]string)
@@ -90,19 +90,6 @@ func unprofiled(ur *unitRewriter) map[*forkjoin.Func]string {
 		}
 	}
 
-	for _, s := range res.Spawns {
-		if ur.staysGoroutine(s) == "" {
-			continue
-		}
-		why := fmt.Sprintf("the spawn at %s stays a goroutine", ur.line(s.Pos))
-		for _, t := range spawnsOf(s) {
-			if t.Callee != nil {
-				taint(t.Callee, why)
-			} else {
-				taintExpr(t.Fun, why)
-			}
-		}
-	}
 	for _, file := range ur.u.pkg.Syntax {
 		ast.Inspect(file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)

@@ -99,6 +99,7 @@ type Stats struct {
 	Packages          int // packages (and test packages) with changes
 	Spawns            int // spawns profiled
 	SpawnsNotProfiled int // spawns left as they are (see the warnings)
+	SpawnsGoroutine   int // spawns that run as goroutines in serial mode too (see the warnings)
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
 	// CallsSkipped counts the calls not instrumented, by reason: the
@@ -116,6 +117,7 @@ func (s *Stats) add(t Stats) {
 	s.Packages += t.Packages
 	s.Spawns += t.Spawns
 	s.SpawnsNotProfiled += t.SpawnsNotProfiled
+	s.SpawnsGoroutine += t.SpawnsGoroutine
 	s.Signals += t.Signals
 	s.Waits += t.Waits
 	s.Calls += t.Calls
@@ -141,6 +143,9 @@ func (s Stats) Skipped() int {
 func (s Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d spawns, %d calls, %d joins instrumented", s.Spawns, s.Calls, s.Signals+s.Waits)
+	if s.SpawnsGoroutine > 0 {
+		fmt.Fprintf(&b, "; %d spawns run as goroutines", s.SpawnsGoroutine)
+	}
 	if s.SpawnsNotProfiled > 0 {
 		fmt.Fprintf(&b, "; %d spawns not profiled", s.SpawnsNotProfiled)
 	}

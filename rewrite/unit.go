@@ -47,6 +47,7 @@ type siteInfo struct {
 	Line, Column int
 	Func, Caller string
 	Kind         string // spawn or call
+	Goroutine    bool   // a spawn that runs as a goroutine in every mode
 }
 
 // A Unit is one package to rewrite: its own files, its internal test files
@@ -415,9 +416,6 @@ func spawnsOf(s *forkjoin.Spawn) []*forkjoin.Spawn {
 
 // whyNot returns why spawn s is not profiled in serial mode, or "".
 func (ur *unitRewriter) whyNot(s *forkjoin.Spawn) string {
-	if why := ur.staysGoroutine(s); why != "" {
-		return why
-	}
 	if why, ok := ur.unprof[s.Func]; ok {
 		return "it runs on a goroutine that is not profiled: " + why
 	}
@@ -458,10 +456,17 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 	spawns := spawnsOf(s)
 	if why := ur.whyNot(s); why != "" {
 		ur.stats.SpawnsNotProfiled += len(spawns)
-		ur.warnings = append(ur.warnings, fmt.Sprintf("%s: spawn not profiled in serial mode: %s", ur.line(s.Pos), why))
+		ur.warnings = append(ur.warnings, fmt.Sprintf("%s: spawn not profiled: %s", ur.line(s.Pos), why))
 		return
 	}
 	ur.stats.Spawns += len(spawns)
+	goroutine := ur.staysGoroutine(s)
+	if goroutine != "" {
+		// The runtime runs it as a real goroutine under parallel
+		// accounting, in serial mode too (shadow.SiteInfo.Goroutine).
+		ur.stats.SpawnsGoroutine += len(spawns)
+		ur.warnings = append(ur.warnings, fmt.Sprintf("%s: spawn runs as a goroutine in serial mode too: %s", ur.line(s.Pos), goroutine))
+	}
 	var sites []dst.Expr
 	for _, t := range spawns {
 		name := ur.calleeName(t.Fun)
@@ -469,6 +474,10 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 			name = t.Callee.Name
 		}
 		sites = append(sites, ur.addSite(fr, t.Pos, name, s.Func.Name, "spawn"))
+		if goroutine != "" {
+			t := &ur.tables[fr.table]
+			(*t)[len(*t)-1].Goroutine = true
+		}
 	}
 	site := sites[0]
 	switch s.Kind {

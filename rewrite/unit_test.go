@@ -64,10 +64,10 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// TestUnprofiledGoroutines checks that nothing that may run on a goroutine
-// serial mode does not profile reaches the runtime: the code of a spawn
-// that is not elidable, what it calls, the function values it calls, and a
-// function that time.AfterFunc runs.
+// TestUnprofiledGoroutines checks that a spawn that is not elidable becomes
+// a Goroutine site, whose code is instrumented (the runtime runs it as a
+// goroutine with a shadow state of its own), while a function that
+// time.AfterFunc runs, on a goroutine the runtime does not know, is not.
 func TestUnprofiledGoroutines(t *testing.T) {
 	needGo(t)
 	t.Parallel()
@@ -108,17 +108,23 @@ func main() {
 		t.Fatal(err)
 	}
 	out := rewritten(res)["main.go"]
-	// Only the call in the elidable spawn is instrumented.
-	if n := strings.Count(out, "Enter("); n != 1 || !strings.Contains(out, "Leave(_spanprof_shadow.Enter(_spanprofSites+1), process(3))") {
-		t.Errorf("%d calls instrumented, want only process(3):\n%s", n, out)
+	gen := rewritten(res)["zz_spanprof.go"]
+	if !strings.Contains(out, "WaitGroupDone(wg)") {
+		t.Errorf("worker's Done is not instrumented:\n%s", out)
 	}
-	if strings.Contains(out, "WaitGroupDone(wg)") {
-		t.Errorf("worker's Done, on a goroutine that is not profiled, is instrumented:\n%s", out)
+	if !strings.Contains(gen, `Goroutine: true}`) || strings.Count(gen, "Goroutine") != 1 {
+		t.Errorf("the spawn of worker is not the one Goroutine site:\n%s", gen)
 	}
-	if res.Stats.CallsSkipped[skipUnprof] != 3 {
-		t.Errorf("calls skipped: %v, want 3 on goroutines that are not profiled", res.Stats.CallsSkipped)
+	if strings.Contains(out, "process(2)") && !strings.Contains(out, "func() { process(2) }") {
+		t.Errorf("the function time.AfterFunc runs is instrumented:\n%s", out)
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "main.go:23: spawn not profiled in serial mode: worker ranges over channel jobs") {
+	if res.Stats.CallsSkipped[skipUnprof] != 1 {
+		t.Errorf("calls skipped: %v, want 1 on a goroutine that is not profiled", res.Stats.CallsSkipped)
+	}
+	if res.Stats.SpawnsGoroutine != 1 {
+		t.Errorf("%d spawns run as goroutines, want 1", res.Stats.SpawnsGoroutine)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "main.go:23: spawn runs as a goroutine in serial mode too: worker ranges over channel jobs") {
 		t.Errorf("warnings %q, want one for the spawn of worker", res.Warnings)
 	}
 }

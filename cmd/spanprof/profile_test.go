@@ -503,7 +503,7 @@ func TestRewriteCommand(t *testing.T) {
 	if got := strings.Fields(stdout); code != exitOK || !slices.Equal(got, want) {
 		t.Errorf("rewrite -l: status %d, %v; want %v", code, got, want)
 	}
-	if code, stdout, _ := spanprofIn(t, dir, env, "rewrite", "-d", "./fj"); code != exitOK || !strings.Contains(stdout, "+\t_spanprof_shadow.WaitGroupGo(_spanprofSites+0, &wg, func() {})") {
+	if code, stdout, _ := spanprofIn(t, dir, env, "rewrite", "-d", "./fj"); code != exitOK || !strings.Contains(stdout, "+\t_spanprof_shadow.WaitGroupGo(_spanprofSites+1, &wg, func() {})") {
 		t.Errorf("rewrite -d: status %d\n%s", code, stdout)
 	}
 	if d := diffTrees(before, treeHashes(t, dir)); len(d) > 0 {

@@ -1,6 +1,6 @@
 // Command nonelidable has spawns that cannot run inline: a worker that
-// receives from a channel the continuation fills. They stay goroutines,
-// and what they run is not instrumented.
+// receives from a channel the continuation fills. They run as goroutines in
+// serial mode too, profiled under parallel accounting.
 package main
 
 import (

@@ -91,17 +91,16 @@ func Start(o Options) error {
 	if !slices.Contains(perf.Names(), o.Measure) {
 		return fmt.Errorf("spanprof: unknown measure %q (want clock, instructions, cycles or task-clock)", o.Measure)
 	}
-	if o.Mode == "parallel" && o.Measure != perf.Clock {
-		return fmt.Errorf("spanprof: -mode parallel measures with the clock: a per-thread counter (%s) cannot follow goroutines from thread to thread; profile with -mode serial to count %s", o.Measure, o.Measure)
-	}
 	m, err := openMeasure(o.Measure)
 	if err != nil {
 		return err
 	}
 	cfg := Config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread()}
 	if cfg.PerThread {
-		// Goroutine sites run for real even in serial mode: each such
-		// goroutine counts on its own thread with a counter of its own.
+		// A goroutine spawned for real (every spawn in parallel mode, a
+		// Goroutine site in serial mode) keeps its thread and counts with a
+		// counter of its own: a per-thread counter cannot follow a
+		// goroutine from thread to thread.
 		cfg.Open = func() (Reader, func(), error) {
 			c, err := perf.Open(o.Measure)
 			if err != nil {
@@ -110,7 +109,7 @@ func Start(o Options) error {
 			return c, func() { c.Close() }, nil
 		}
 	}
-	cfg.Overhead = calibrateOverhead(m, o.Mode)
+	cfg.Overhead = calibrateOverhead(m, cfg.MeasureName, o.Mode, cfg.PerThread)
 	cfg.Burden = burdenIn(m, o.Burden)
 	runOpts, measure, started = o, m, time.Now()
 	startWatchdog() // before the engine's first reading, so its cost is no strand's
@@ -158,6 +157,9 @@ func Stop() error {
 		p := e.Stop()
 		if n := ignored.Load(); n > 0 {
 			fmt.Fprintf(os.Stderr, "spanprof: %d events from goroutines other than the profiled one were not profiled (serial mode profiles one goroutine; callbacks from other packages' goroutines run unprofiled)\n", n)
+		}
+		if n := openFailed.Load(); n > 0 {
+			fmt.Fprintf(os.Stderr, "spanprof: %d goroutines could not open a %s counter of their own; their strands are wrong (raise the limit on open files, or use -measure clock)\n", n, runOpts.Measure)
 		}
 		if n := unmatched.Load(); n > 0 {
 			fmt.Fprintf(os.Stderr, "spanprof: %d returns without a matching start were ignored (a panic recovered inside instrumented code)\n", n)
@@ -265,13 +267,13 @@ func Wait(obj unsafe.Pointer) {
 // In parallel mode the events run through the locked path, whose strands
 // exclude the engine's own work already (parallel.go): what is left is the
 // cost of reaching the engine and reading the measure.
-func calibrateOverhead(m Reader, mode string) int64 {
+func calibrateOverhead(m Reader, name, mode string, perThread bool) int64 {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{{File: "calibrate", Func: "calibrate", Caller: "calibrate", Kind: spanprofile.KindCall}})
 	const batches, pairs = 9, 2000
 	per := make([]int64, batches)
 	for b := range per {
-		e := newEngine(Config{Measure: m, Mode: mode}, tab)
+		e := newEngine(Config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
 		for i := 0; i < pairs; i++ {
 			if mode == "parallel" {
 				e.parCallBegin(0)

@@ -69,11 +69,13 @@ func Go(site SiteID, f func()) {
 		return
 	case runParallel:
 		if c, inline := e.parSpawn(site, false); c != nil {
+			p := c.parent
 			go func() {
 				e.startG(c)
 				defer e.endG(c, nil)
 				f()
 			}()
+			e.resume(p)
 			return
 		} else if inline {
 			f()
@@ -100,6 +102,7 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 		return
 	case runParallel:
 		if c, inline := e.parSpawn(site, false); c != nil {
+			p := c.parent
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -107,6 +110,7 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 				defer e.endG(c, unsafe.Pointer(wg)) // before Done: the wait must find it
 				f()
 			}()
+			e.resume(p)
 			return
 		} else if inline {
 			f()
@@ -189,11 +193,13 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 		return
 	case runParallel:
 		if c, inline := e.parSpawn(site, false); c != nil {
+			p := c.parent
 			g.Go(func() error {
 				e.startG(c)
 				defer e.endG(c, unsafe.Pointer(g))
 				return f()
 			})
+			e.resume(p)
 			return
 		} else if inline {
 			err := f()
@@ -488,11 +494,13 @@ func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 		return
 	case runParallel:
 		if c, inline := e.parSpawn(site, false); c != nil {
+			p := c.parent
 			g.Spawn(func() {
 				e.startG(c)
 				defer e.endG(c, unsafe.Pointer(g))
 				f()
 			})
+			e.resume(p)
 			return
 		} else if inline {
 			f()
@@ -537,6 +545,7 @@ func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f fun
 			// The child signals its Task, which exists once spawn
 			// returns: it waits for it only at its end.
 			var t *parlib.Task[T]
+			p := c.parent
 			ready := make(chan struct{})
 			t = spawn(func() T {
 				e.startG(c)
@@ -547,6 +556,7 @@ func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f fun
 				return f()
 			})
 			close(ready)
+			e.resume(p)
 			return t
 		} else if inline {
 			t := parlib.Ready(f())
@@ -608,11 +618,13 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 			c, inline := e.parSpawn(site+SiteID(i), false)
 			switch {
 			case c != nil:
+				p := c.parent
 				g.Spawn(func() {
 					e.startG(c)
 					defer e.endG(c, obj)
 					f()
 				})
+				e.resume(p)
 			case inline:
 				f()
 				e.parSpawnEnd(obj)
@@ -725,11 +737,13 @@ func parlibSplitPar(e *Engine, pg *parlib.Group, site SiteID, lo, hi int, grain 
 		c, inline := e.parSpawn(site, false)
 		switch {
 		case c != nil:
+			p := c.parent
 			pg.Spawn(func() {
 				e.startG(c)
 				defer e.endG(c, obj)
 				parlibSplitPar(e, pg, site, mid, top, grain, body)
 			})
+			e.resume(p)
 		case inline:
 			parlibSplitPar(e, pg, site, mid, top, grain, body)
 			e.parSpawnEnd(obj)

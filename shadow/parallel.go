@@ -33,6 +33,9 @@ import (
 // (more runnable goroutines than GOMAXPROCS, the garbage collector's
 // assists): the clock measures the goroutine's wall time between events.
 
+// openFailed counts goroutines that could not open a counter of their own.
+var openFailed atomic.Int64
+
 // parallel is the engine's parallel accounting: on says it is in force, and
 // then mu guards all of the engine, and byG finds each goroutine's state.
 type parallel struct {
@@ -239,6 +242,11 @@ func (e *Engine) startG(c *gstate) {
 		runtime.LockOSThread()
 		if m, closeM, err := e.cfg.Open(); err == nil {
 			c.m, c.close = m, closeM
+		} else {
+			// Out of file descriptors, say: its strands read the shared
+			// counter, which is wrong, and Stop says how often.
+			runtime.UnlockOSThread()
+			openFailed.Add(1)
 		}
 	}
 	g := getg()
@@ -255,6 +263,8 @@ func (e *Engine) startG(c *gstate) {
 // nothing if obj is nil.
 func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 	now := c.m.Read()
+	closeM := c.close // c may be reused once the lock is released
+	c.close = nil
 	e.par.mu.Lock()
 	if !e.stopped {
 		e.gstate = c
@@ -284,9 +294,8 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 	}
 	c.prev = nil
 	e.par.mu.Unlock()
-	if c.close != nil {
-		c.close()
-		c.m, c.close = nil, nil
+	if closeM != nil {
+		closeM()
 		runtime.UnlockOSThread()
 	}
 }
@@ -318,5 +327,14 @@ func (e *Engine) credit(c *gstate, w int64) {
 			f.subWork += w
 			return
 		}
+	}
+}
+
+// resume restarts the strand of p, the calling goroutine's state, after it
+// started a goroutine: the cost of starting one is the burden's (Cilkview
+// §3), not a strand's, as in serial mode, where no goroutine is started.
+func (e *Engine) resume(p *gstate) {
+	if p != nil {
+		p.last = p.m.Read()
 	}
 }

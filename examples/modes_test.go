@@ -109,7 +109,9 @@ func medianSpan(ps []*spanprofile.Profile) *spanprofile.Profile {
 // among b's top 10 by local span on span, with a similar share.
 func sameCriticalSites(t *testing.T, an string, a *spanprofile.Profile, bn string, b *spanprofile.Profile, tol float64) {
 	t.Helper()
-	key := func(s spanprofile.SiteMeasurement) string { return fmt.Sprintf("%s:%d:%d", s.Site.File, s.Site.Line, s.Site.Column) }
+	key := func(s spanprofile.SiteMeasurement) string {
+		return fmt.Sprintf("%s:%d:%d", s.Site.File, s.Site.Line, s.Site.Column)
+	}
 	share := map[string]float64{}
 	top := byLocalSpanOnSpan(b)
 	for i, s := range top {

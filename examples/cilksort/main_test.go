@@ -16,7 +16,7 @@ func TestRun(t *testing.T) {
 		{"-n", "1"},
 		{"-n", "3", "-cutoff", "4"},
 		{"-n", "50000"},
-		{"-n", "50000", "-cutoff", "4", "-seed", "7"},
+		{"-n", "5000", "-cutoff", "4", "-seed", "7"},
 		{"-n", "65537", "-cutoff", "100"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

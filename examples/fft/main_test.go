@@ -19,7 +19,7 @@ func TestRun(t *testing.T) {
 		{"-n", "2"},
 		{"-n", "1024"},
 		{"-n", "65536", "-cutoff", "256", "-seed", "7"},
-		{"-n", "4096", "-cutoff", "1"},
+		{"-n", "1024", "-cutoff", "1"},
 		{"-n", "4096", "-cutoff", "100000"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

@@ -18,7 +18,7 @@ func TestRun(t *testing.T) {
 		{"-n", "3"},
 		{"-n", "64"},
 		{"-n", "192", "-cutoff", "16", "-seed", "7"},
-		{"-n", "128", "-cutoff", "1"},
+		{"-n", "32", "-cutoff", "1"},
 		{"-n", "160", "-cutoff", "5"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

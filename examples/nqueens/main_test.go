@@ -16,7 +16,7 @@ func TestRun(t *testing.T) {
 		{"-n", "6"},
 		{"-n", "10"},
 		{"-n", "11", "-depth", "0"},
-		{"-n", "11", "-depth", "20"},
+		{"-n", "8", "-depth", "20"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var par, ser bytes.Buffer

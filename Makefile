@@ -1,7 +1,7 @@
 # The commands a newcomer needs: `make test` runs everything CI runs.
 GO ?= go
 
-.PHONY: test vet fmt lint bench spanvet
+.PHONY: test vet fmt lint bench microbench spanvet
 
 test: fmt vet
 	$(GO) test ./...
@@ -18,9 +18,15 @@ fmt:
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
 
+# The overhead of profiling on the benchmark suite (examples/suite.txt), as
+# Figure 11 of the Cilkprof paper measures it: bench/README.md explains the
+# table. It takes several minutes; `go run ./bench -runs 1 -only fib` is quick.
+bench:
+	$(GO) run ./bench
+
 # Microbenchmarks of the hot path: the shadow runtime's events, the prof
 # structure, the measures and parlib.
-bench:
+microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/
 
 spanvet:

@@ -47,7 +47,7 @@ func spawnHow(site SiteID) (*Engine, int) {
 	if e := parEngine(); e != nil {
 		return e, runParallel
 	}
-	if elision && current == nil {
+	if elision && current == nil && !registry.goroutine(site) {
 		return nil, runElided
 	}
 	return nil, runAsWritten
@@ -318,7 +318,7 @@ var (
 // too, whichever instrumented package the program initializes first.
 func StartIfNeeded() {
 	startMu.Lock()
-	running := current != nil
+	running := current != nil || elision
 	startMu.Unlock()
 	if running {
 		return

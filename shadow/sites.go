@@ -62,3 +62,11 @@ var registry siteTable
 func Register(sites []SiteInfo) SiteID {
 	return registry.add(sites)
 }
+
+// goroutine reports whether site is a Goroutine site, which elision mode
+// runs as written: inline, it would wait for its continuation forever.
+func (t *siteTable) goroutine(site SiteID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return int(site) < len(t.sites) && t.sites[site].Goroutine
+}

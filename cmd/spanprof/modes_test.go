@@ -102,6 +102,12 @@ func TestTalkingGoroutinesInBothModes(t *testing.T) {
 			t.Parallel()
 			dir := module(t, map[string]string{"main.go": src})
 			want := map[string]string{"prodcons": "sum 332833500", "workerpool": "sum 328350", "siblings": "got 1"}[name]
+			out := filepath.Join(t.TempDir(), "p.pb.gz")
+			if code, stdout, stderr := spanprofIn(t, dir, []string{"GOFLAGS=", "GOWORK=off"}, "run", "-mode", "elision", "-o", out, "."); !strings.Contains(stdout, want) || !strings.Contains(stderr, "no profile") {
+				// Elision writes no profile, which run reports after the
+				// program's own output.
+				t.Errorf("elision mode: status %d, stdout %q, want %q and no profile\n%s", code, stdout, want, stderr)
+			}
 			for _, mode := range []string{"serial", "parallel"} {
 				out := filepath.Join(t.TempDir(), "p.pb.gz")
 				code, stdout, stderr := spanprofIn(t, dir, []string{"GOFLAGS=", "GOWORK=off"}, "run", "-mode", mode, "-o", out, ".")

@@ -77,20 +77,6 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestPending(t *testing.T) {
-	t.Parallel()
-	for _, name := range []string{"speedup"} {
-		code, stdout, stderr := spanprof(name, ".")
-		if code != exitUsage || stdout != "" || stderr != "spanprof: "+name+" is not yet available in this build\n" {
-			t.Errorf("spanprof %s .: status %d, stdout %q, stderr %q; want 2 and a not yet available error", name, code, stdout, stderr)
-		}
-		code, stdout, _ = spanprof("help", name)
-		if code != exitOK || !strings.Contains(stdout, "not yet available in this build") || !strings.HasPrefix(stdout, "usage: spanprof "+name) {
-			t.Errorf("spanprof help %s: status %d, stdout %q; want the usage and a not yet available note", name, code, stdout)
-		}
-	}
-}
-
 func TestReport(t *testing.T) {
 	t.Parallel()
 	file := profileFile(t)

@@ -700,16 +700,29 @@ func parlibRange(e *Engine, how int, site SiteID, lo, hi, grain int, body func(l
 	if grain <= 0 {
 		g = max(1, n/(8*uint(runtime.GOMAXPROCS(0))))
 	}
+	// The whole loop is also one invocation of site, around the splits and
+	// the sync. parlib's halves all join one flat group, so the critical
+	// path through a piece spawned deep in the recursion leaves every
+	// enclosing half before that half ends: by the rule that counts on the
+	// span the invocations whose end is on the path, no spawn of the loop
+	// would ever be on the span, though its pieces are. The invocation
+	// around the loop ends after its sync, so it is on the span exactly when
+	// the loop is, with the loop's work and span; the halves fold into it as
+	// recursion.
 	switch how {
 	case runElided:
 		body(lo, hi)
 	case runSerial:
 		obj := unsafe.Pointer(new(byte))
+		e.CallBegin(site)
 		parlibSplit(e, site, obj, lo, hi, g, body)
 		e.Wait(obj)
+		e.CallEnd()
 	case runParallel:
 		var pg parlib.Group
 		obj := unsafe.Pointer(&pg)
+		e.parCallBegin(site)
+		defer e.parCallEnd()
 		parlibSplitPar(e, &pg, site, lo, hi, g, body)
 		before := e.beforeWait()
 		defer e.parWait(obj, before)

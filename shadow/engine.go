@@ -91,12 +91,13 @@ type gstate struct {
 	work int64
 	// A goroutine spawned for real credits its work, when it ends, to the
 	// invocations of its parent that were open at the spawn and still are:
-	// parent, the parent's gen then, and the spawn's event number and depth.
+	// parent, and the spawn's event number and depth.
 	parent     *gstate
-	parentGen  uint64
 	spawnSeq   int64
 	spawnDepth int
 	gen        uint64 // counts the times this state was reused
+	kids       int    // live goroutines spawned from this state
+	dead       bool   // the goroutine ended, and some kids are still live
 
 	m     Reader
 	close func() // closes m if the goroutine opened it

@@ -219,7 +219,8 @@ func (e *Engine) spawnG(site SiteID) *gstate {
 	}
 	c.m = e.m
 	c.work = 0
-	c.parent, c.parentGen, c.spawnSeq, c.spawnDepth = p, p.gen, e.seq, len(p.frames)-1
+	c.parent, c.spawnSeq, c.spawnDepth = p, e.seq, len(p.frames)-1
+	p.kids++
 	c.active = append(c.active[:0], p.active...)
 	c.foldCtx = append(c.foldCtx[:0], p.foldCtx...)
 	c.activeFn = append(c.activeFn[:0], p.activeFn...)
@@ -281,10 +282,9 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 		e.spawnEnd(obj)
 		e.credit(c, e.ended)
 		e.par.live--
-		c.gen++
-		c.parent = nil
 		c.frames = c.frames[:0]
-		e.freeG = append(e.freeG, c)
+		c.dead = true
+		e.reap(c)
 		e.gstate = e.root
 	}
 	if c.prev != nil {
@@ -317,16 +317,42 @@ func (e *Engine) parSpawnInline(site SiteID) bool {
 // invocation of its parent that was open at the spawn and still is; finish
 // passes it down from there. An invocation that ended first (it did not
 // wait for c) does not get it.
+//
+// If the parent has ended (children of one flat group, such as the halves
+// of a parlib loop, outlive the halves that spawned them), the work goes to
+// the invocation that was open at the parent's own spawn, and so on up: a
+// state is not reused while it has live children (reap), so the chain is
+// intact.
 func (e *Engine) credit(c *gstate, w int64) {
-	p := c.parent
-	if p == nil || p.gen != c.parentGen || len(p.tasks) == 0 {
+	p, seq, depth := c.parent, c.spawnSeq, c.spawnDepth
+	for p != nil && p.dead {
+		p, seq, depth = p.parent, p.spawnSeq, p.spawnDepth
+	}
+	if p == nil || len(p.tasks) == 0 {
 		return
 	}
-	for k := min(c.spawnDepth, len(p.frames)-1); k >= 0; k-- {
-		if f := &p.frames[k]; f.start <= c.spawnSeq {
+	for k := min(depth, len(p.frames)-1); k >= 0; k-- {
+		if f := &p.frames[k]; f.start <= seq {
 			f.subWork += w
 			return
 		}
+	}
+}
+
+// reap frees the state of an ended goroutine once none of its children is
+// live, and then its ancestors that were waiting only for it.
+func (e *Engine) reap(c *gstate) {
+	for c != nil && c.dead && c.kids == 0 {
+		p := c.parent
+		c.gen++
+		c.parent = nil
+		c.dead = false
+		e.freeG = append(e.freeG, c)
+		if p == nil {
+			return
+		}
+		p.kids--
+		c = p
 	}
 }
 

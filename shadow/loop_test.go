@@ -1,0 +1,76 @@
+package shadow
+
+import (
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/spanprof/spanprof/parlib"
+	"github.com/spanprof/spanprof/perf"
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// TestParlibForOnSpan: a parallel loop that is the whole program is on the
+// critical path, with all of the program's work and most of its span, in
+// both modes. parlib's halves join one flat group, so the path through a
+// piece leaves every enclosing half before that half ends; before the loop
+// was an invocation of its own, the site had local span on the span and
+// nothing on span, and in parallel mode the work of pieces that outlived
+// their spawning half was lost.
+func TestParlibForOnSpan(t *testing.T) {
+	measure := "instructions"
+	runtime.LockOSThread()
+	if m, err := perf.Open(measure); err != nil {
+		measure = "clock"
+	} else {
+		m.Close()
+	}
+	runtime.UnlockOSThread()
+	base := Register([]SiteInfo{
+		{File: "loop_test.go", Line: 1, Func: "shadow.TestParlibForOnSpan.func1", Caller: "shadow.TestParlibForOnSpan", Kind: spanprofile.KindSpawn},
+	})
+	for _, mode := range []string{"serial", "parallel"} {
+		t.Run(mode, func(t *testing.T) {
+			unstart() // after the run of an earlier test
+			out := filepath.Join(t.TempDir(), "p.pb.gz")
+			if err := Start(Options{Out: out, Mode: mode, Measure: measure, Burden: 1000}); err != nil {
+				t.Fatal(err)
+			}
+			defer unstart()
+			sums := make([]int, 64)
+			ParlibFor(base, parlib.For, 0, len(sums), 1, func(i int) { sums[i] = busy(100_000) })
+			if err := Stop(); err != nil {
+				t.Fatal(err)
+			}
+			p, err := spanprofile.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var site spanprofile.SiteMeasurement
+			for _, s := range p.BySite() {
+				if s.Site.File == "loop_test.go" {
+					site = s
+				}
+			}
+			on := site.OnSpan.TopCallSite
+			t.Logf("%s, %s: work %d span %d; site on span: count %d work %d span %d", mode, measure, p.Work, p.Span, on.Count, on.Work, on.Span)
+			if p.Span <= 0 || p.Span > p.Work {
+				t.Fatalf("work %d, span %d: want 0 < span <= work", p.Work, p.Span)
+			}
+			if on.Count != 1 || on.Span < p.Span*9/10 || on.Span > p.Span {
+				t.Errorf("the loop's site on span: count %d span %d, want 1 invocation with 90-100%% of the span %d", on.Count, on.Span, p.Span)
+			}
+			if w := site.OnWork.TopCallSite.Work; w < p.Work*9/10 || w > p.Work {
+				t.Errorf("the loop's site on work: work %d, want 90-100%% of the program's %d", w, p.Work)
+			}
+		})
+	}
+}
+
+// unstart lets the next test Start a run again: a program starts one.
+func unstart() {
+	startMu.Lock()
+	defer startMu.Unlock()
+	current, stopOnce = nil, sync.Once{}
+}

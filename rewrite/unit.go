@@ -73,6 +73,7 @@ type unitRewriter struct {
 	unprof map[*forkjoin.Func]string   // code that may run on a goroutine serial mode does not profile, and why
 
 	waits    map[*forkjoin.Func]string // waitsOutside, memoized
+	serialFn map[*forkjoin.Func]bool   // serial, computed once
 	children map[*forkjoin.Func][]*forkjoin.Func
 
 	actions map[ast.Node]action // what to do at a node, applied bottom-up
@@ -741,6 +742,7 @@ const (
 	skipUnprof   = "on a goroutine that is not profiled"
 	skipPosition = "in a position where a statement cannot be inserted"
 	skipResults  = "more than 4 results"
+	skipSerial   = "self-recursive in a function that neither forks nor joins"
 )
 
 // planCall instruments a call of a function of the package: as
@@ -765,6 +767,9 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		return
 	case ur.prog.inlinable(ur.fset, c.Callee):
 		skip(skipInlined)
+		return
+	case c.Callee == c.Func && ur.serial(c.Callee):
+		skip(skipSerial) // serial.go says why
 		return
 	}
 	n := 1

@@ -128,3 +128,89 @@ func main() {
 		t.Errorf("warnings %q, want one for the spawn of worker", res.Warnings)
 	}
 }
+
+// TestSerialRecursion checks that only the self-recursive calls of
+// functions that can neither fork nor join go uninstrumented (serial.go):
+// not those of a function that spawns, not those of one that calls a
+// function value or a function that waits, and never the outermost call.
+func TestSerialRecursion(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	src := `package main
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+type node struct{ l, r *node }
+
+func build(d int) *node { // serial: recursion skipped
+	if d == 0 {
+		return nil
+	}
+	return &node{build(d - 1), build(d - 1)}
+}
+
+func count(t *node) int { // serial, with a std call given a literal
+	if t == nil {
+		return 0
+	}
+	xs := []int{2, 1}
+	sort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })
+	return 1 + count(t.l) + count(t.r)
+}
+
+func par(t *node) int { // spawns: instrumented
+	if t == nil {
+		return 0
+	}
+	var wg sync.WaitGroup
+	var a int
+	wg.Go(func() { a = par(t.l) })
+	b := par(t.r)
+	wg.Wait()
+	return 1 + a + b
+}
+
+func apply(t *node, f func(*node)) { // calls a function value: instrumented
+	if t == nil {
+		return
+	}
+	f(t)
+	apply(t.l, f)
+}
+
+func waiter(t *node) int { // calls par, which forks: instrumented
+	if t == nil {
+		return 0
+	}
+	return par(t) + waiter(t.l)
+}
+
+func main() {
+	t := build(3)
+	apply(t, func(*node) {})
+	fmt.Println(count(t), par(t), waiter(t))
+}
+`
+	res, err := rewriteFiles(t, t.TempDir(), map[string]string{"main.go": src}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := rewritten(res)["main.go"]
+	for _, kept := range []string{`Enter\(_spanprofSites\+\d+\), build\(3\)\)`, `Enter\(_spanprofSites\+\d+\), count\(t\)\)`, `Enter\(_spanprofSites\+\d+\), par\(t.r\)\)`, `CallBegin\(_spanprofSites \+ \d+\)\n.*\n\tapply\(t.l, f\)`, `Enter\(_spanprofSites\+\d+\), waiter\(t.l\)\)`} {
+		if !regexp.MustCompile(kept).MatchString(out) {
+			t.Errorf("call %s is not instrumented:\n%s", kept, out)
+		}
+	}
+	for _, bare := range []string{"&node{build(d - 1), build(d - 1)}", "1 + count(t.l) + count(t.r)"} {
+		if !strings.Contains(out, bare) {
+			t.Errorf("serial self-recursion %q is instrumented:\n%s", bare, out)
+		}
+	}
+	if n := res.Stats.CallsSkipped[skipSerial]; n != 4 {
+		t.Errorf("calls skipped: %v, want 4 serial self-recursive", res.Stats.CallsSkipped)
+	}
+}

@@ -177,12 +177,19 @@ func (pp *profPool) flushLimit() int32 {
 // A shared list is walked by every handle that later flushes it, which
 // would break Figure 4's accounting (each element pays for one flush), and a
 // handle that adopts a child's path inherits the child's list, so without
-// care the list grows with the run. So p is flushed first when its list is
-// half the limit or longer: its elements pay for that flush, a child then
-// inherits fewer than limit/2 elements and flushes only after pushing limit
-// of its own, and any list stays shorter than 1.5 limits.
+// care the list grows with the run. So p is flushed first when it pushed
+// half the limit of its own, which pay for that flush, or when its list
+// reached the limit. A handle then inherits fewer than limit elements and
+// pushes fewer than limit of its own before it flushes, so any list stays
+// shorter than 2 limits.
+//
+// The rule looks at p's own pushes rather than its whole list so that the
+// children of a parent that spawns in a loop do not flush: each inherits
+// the parent's list, pushes a few nodes and shares its path at its Done.
+// Had a list of half the limit been enough, every child spawned once the
+// parent's list was nearly that long would copy the parent's shared array.
 func (pp *profPool) share(p *prof) prof {
-	if p.n >= pp.flushLimit()/2 {
+	if l := pp.flushLimit(); p.own >= l/2 || p.n >= l {
 		pp.flush(p)
 	}
 	q := *p

@@ -42,9 +42,13 @@
 //	parlib.Do(f, g)                   _spanprof_shadow.ParlibDo(S, parlib.Do, f, g)   (f at S, g at S+1)
 //	parlib.For(lo, hi, n, body)       _spanprof_shadow.ParlibFor(S, parlib.For, lo, hi, n, body)   (ForRange, ForEach alike)
 //	x := f(a)                         x := _spanprof_shadow.Leave(_spanprof_shadow.Enter(S), f(a))
+//	x := f(a, g(), b)                 x := _spanprof_shadow.Leave1(f(a, _spanprof_shadow.EnterAfter(g(), S), b))
 //	f(a)  (no result)                 _spanprof_shadow.CallBegin(S); f(a); _spanprof_shadow.CallEnd()
+//	f(a, g())  (no result)            f(a, _spanprof_shadow.EnterAfter(g(), S)); _spanprof_shadow.CallEnd()
 //	a, b := f()  (also var, return,   _spanprof_shadow.CallBegin(S); a, b := _spanprof_shadow.Leave2(f())
 //	  and if, switch or for init)
+//	a, b := f(g())  (g one result;    a, b := _spanprof_shadow.Leave2(f(_spanprof_shadow.EnterAfter(g(), S)))
+//	  also for post, else-if init)
 //	os.Exit(c)                        os.Exit(_spanprof_shadow.BeforeExit(c))
 //	func main() { ... }               func main() { _spanprof_shadow.StartIfNeeded(); defer _spanprof_shadow.Finish(); ... }
 //
@@ -56,14 +60,37 @@
 // parlib's functions are passed to the helpers that mirror them so that the
 // file's import stays used; serial mode does not call them.
 //
+// The caller evaluates a call's function value and arguments before the
+// call, and Go makes the calls and receives of an expression in lexical
+// left-to-right order, so Enter(S), or a CallBegin statement, which comes
+// first, would put what that evaluation calls, and the joins it waits for,
+// inside the callee's invocation. Where it makes calls (of functions, not
+// builtins or conversions) or receives, the invocation begins at an
+// EnterAfter around the last of them instead, and a call that makes none
+// keeps the shorter form. Whatever is evaluated after the wrapped
+// expression makes none, so no event moves; the wrapped expression is a
+// call or a receive, a typed single value, so it keeps its type and
+// meaning: x.get().m(a) becomes EnterAfter(x.get(), S).m(a),
+// f(g() > 0) becomes f(EnterAfter(g(), S) > 0), and f(xs()...) keeps its
+// "...". An && or || whose right side calls is wrapped whole, since that
+// side may not be evaluated. A few calls keep the first form, with a
+// warning (Result.Stats.CallsArgsInside): a call whose one argument is a
+// call with several results, f(g()), which leaves nothing to wrap; an
+// untyped && or || that the call converts to a boolean type other than
+// bool, which EnterAfter would make a bool; and a multi-valued call that
+// makes no call itself in an assignment that makes calls on its left side
+// or a var statement that makes calls in an earlier spec, where its last
+// argument, wrapped instead (m[k()], v = f(EnterAfter(y, S))), is missing,
+// untyped, nil or a generic function (m[k()], v = f(1)).
+//
 // Calls of functions of the package are instrumented except calls of
 // functions the compiler inlines (go list -export -gcflags=-m: the
 // compiler's own "can inline" decisions, as Cilkprof declines to instrument
 // inlined functions), deferred calls (wrapping one would stop recover
 // working in the callee), calls with more than four results, and calls in
-// positions where no statement can go (a multi-valued call in a for
-// statement's post statement or an else-if's init). Result.Stats counts
-// them by reason.
+// positions where no statement can go (a multi-valued call whose arguments
+// make no call, in a for statement's post statement, an else-if's init or
+// the arguments of another call). Result.Stats counts them by reason.
 //
 // # Spawns that stay goroutines
 //

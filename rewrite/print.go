@@ -64,6 +64,19 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 			act(fr, c)
 			changed = true
 		}
+		if site := ur.enterAfter[an]; site != nil {
+			// What the action left there, wrapped.
+			f := reflect.Indirect(reflect.ValueOf(c.Parent())).FieldByName(c.Name())
+			if i := c.Index(); i >= 0 {
+				f = f.Index(i)
+			}
+			x := f.Interface().(dst.Expr)
+			w := rtCall("EnterAfter", x, site)
+			*w.Decorations() = *x.Decorations()
+			*x.Decorations() = dst.NodeDecs{}
+			c.Replace(w)
+			changed = true
+		}
 		s, ok := an.(ast.Stmt)
 		if !ok {
 			return true

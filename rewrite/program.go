@@ -107,6 +107,11 @@ type Stats struct {
 	// goroutine serial mode does not profile, a position where no statement
 	// can go, more than four results.
 	CallsSkipped map[string]int
+	// CallsArgsInside counts the calls instrumented in a form that starts
+	// the invocation before the calls their arguments make (see the
+	// warnings): a call whose one argument is a call with several
+	// results, f(g()), and a few more (rewrite/doc.go).
+	CallsArgsInside int
 	// LineConflicts counts output lines whose original lines disagree, so
 	// that no //line directive can make every position on them true; 0
 	// unless the rewrite joins lines.
@@ -121,6 +126,7 @@ func (s *Stats) add(t Stats) {
 	s.Signals += t.Signals
 	s.Waits += t.Waits
 	s.Calls += t.Calls
+	s.CallsArgsInside += t.CallsArgsInside
 	s.LineConflicts += t.LineConflicts
 	for k, v := range t.CallsSkipped {
 		if s.CallsSkipped == nil {
@@ -148,6 +154,9 @@ func (s Stats) String() string {
 	}
 	if s.SpawnsNotProfiled > 0 {
 		fmt.Fprintf(&b, "; %d spawns not profiled", s.SpawnsNotProfiled)
+	}
+	if s.CallsArgsInside > 0 {
+		fmt.Fprintf(&b, "; %d calls charged with their arguments' calls", s.CallsArgsInside)
 	}
 	if n := s.Skipped(); n > 0 {
 		reasons := slices.Sorted(func(yield func(string) bool) {

@@ -206,8 +206,69 @@ func TestGoldenRun(t *testing.T) {
 			if gotCounts != string(wantCounts) {
 				t.Errorf("profile counts:\n%swant\n%s", gotCounts, wantCounts)
 			}
+			if c == "args" {
+				checkArgs(t, p)
+			}
+			// stacks.txt, where a case has one, lists the calling
+			// contexts of the profile: which invocation runs inside
+			// which.
+			stacks := filepath.Join("testdata", c, "stacks.txt")
+			wantStacks, err := os.ReadFile(stacks)
+			if os.IsNotExist(err) {
+				return
+			}
+			gotStacks := contextStacks(p)
+			if *update {
+				if err := os.WriteFile(stacks, []byte(gotStacks), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if gotStacks != string(wantStacks) {
+				t.Errorf("calling contexts differ from %s:\n%s", stacks, Diff("want", wantStacks, "got", []byte(gotStacks)))
+			}
 		})
 	}
+}
+
+// checkArgs checks the profile of testdata/args, where consume (cheap) is
+// called with arguments that make calls and joins: consume(work(1_000_000))
+// at line 57 and consume(t.Wait()) at line 75, t's child doing the same
+// work. The program evaluates the arguments in main before consume runs,
+// so neither the work nor the child's span is consume's.
+func checkArgs(t *testing.T, p *spanprofile.Profile) {
+	t.Helper()
+	find := func(fn string, line int) spanprofile.SiteMeasurement {
+		for _, s := range p.BySite() {
+			if s.Site.Func == fn && s.Site.Line == line {
+				return s
+			}
+		}
+		t.Fatalf("no site of %s at line %d", fn, line)
+		return spanprofile.SiteMeasurement{}
+	}
+	work := find("main.work", 57).OnWork.TopCallSite
+	if got := find("main.consume", 57).OnWork.TopCallSite; got.Work > work.Work/10 {
+		t.Errorf("consume(work(n)): consume's top-call-site work %d, work's %d: the argument is charged to consume", got.Work, work.Work)
+	}
+	child := find("main.main.func1", 74).OnWork.TopCallSite
+	if got := find("main.consume", 75).OnWork.TopCallSite; got.Span > child.Span/10 {
+		t.Errorf("consume(t.Wait()): consume's top-call-site span %d, the child's %d: the join is charged to consume", got.Span, child.Span)
+	}
+}
+
+// contextStacks lists the calling contexts of p, one a line, sorted: each
+// the sites of its stack, root first, as function:line:column.
+func contextStacks(p *spanprofile.Profile) string {
+	var lines []string
+	for _, c := range p.Contexts {
+		var sites []string
+		for _, i := range c.Stack {
+			s := p.Sites[i]
+			sites = append(sites, fmt.Sprintf("%s:%d:%d", s.Func, s.Line, s.Column))
+		}
+		lines = append(lines, strings.Join(append([]string{"root"}, sites...), " ")+"\n")
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "")
 }
 
 // TestGoldenStats checks what the rewrite of the testdata programs counts

@@ -214,3 +214,140 @@ func main() {
 		t.Errorf("calls skipped: %v, want 4 serial self-recursive", res.Stats.CallsSkipped)
 	}
 }
+
+// TestEnterAfter checks the forms of calls whose function value or
+// arguments make calls or receives, which the program makes in the caller
+// before the call: the invocation begins after them, at an EnterAfter
+// around the last one, and the output type-checks (checkRewrite).
+func TestEnterAfter(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	src := `package main
+
+type myBool bool
+
+type acc struct{ n int }
+
+func (a *acc) get() *acc         { a.n++; return a }
+func (a *acc) add(xs ...int) int { a.n += len(xs); return a.n }
+func (a *acc) none()             { a.n++ }
+
+func g() int                    { return 1 }
+func f(a, b int) int            { return a + b }
+func pair(x int) (int, int)     { return x, x }
+func some(xs ...int) []int      { return xs }
+func both(a, b int) int         { return a + b }
+func flag(b myBool) myBool      { return b }
+func yes(b bool) bool           { return b }
+func wide(x int64) int64        { return x }
+func three(a, b, c int) int     { return a + b + c }
+func lazy(b bool) bool          { return b }
+func id[T any](v T) T           { return v }
+func apply(f func(int) int) (int, int) { return f(1), 2 }
+
+func main() {
+	a := &acc{}
+	x := f(1, 2)
+	x = f(x, g())
+	x = three(g(), x, 2)
+	a.add(some(g())...)
+	a.get().add(x)
+	a.get().none()
+	arr := make([]acc, 2)
+	arr[g()].none()
+	p, q := pair(g())
+	var r, s = pair(x)
+	for i, j := 0, 0; i < 2; i, j = pair(g()) {
+		_ = j
+	}
+	ch := make(chan int, 1)
+	ch <- 1
+	x = f(<-ch, len(some(1)))
+	_ = flag(g() > 0)
+	_ = wide(1 << g())
+	_ = yes(g() > 0 && g() > 1)
+	_ = lazy(yes(true) || yes(false))
+	_ = flag(g() > 0 || g() > 1)
+	_ = both(pair(x))
+	m := map[int]int{}
+	m[g()], x = pair(x)
+	m[g()], x = pair(1)
+	m[g()], x = apply(id)
+	_ = f(func() int { return g() }(), 0)
+	_, _, _, _ = p, q, r, s
+}
+`
+	checkRewrite(t, []byte(src))
+	dir := t.TempDir()
+	res, ok := rewriteSource(t, dir, []byte(src))
+	if !ok {
+		t.Fatal("not rewritten")
+	}
+	out := strings.ReplaceAll(rewritten(res)["main.go"], filepath.Join(dir, "main.go"), "$FILE")
+	const (
+		rt = "_spanprof_shadow."
+	)
+	norm := regexp.MustCompile(`_spanprofSites ?\+ ?[0-9]+`)
+	got := norm.ReplaceAllString(out, "S")
+	for _, want := range []string{
+		// No call in the arguments: the form stays.
+		"x := " + rt + "Leave(" + rt + "Enter(S), f(1, 2))",
+		// The last argument that makes a call, wrapped.
+		"x = " + rt + "Leave1(f(x, " + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S)))",
+		"x = " + rt + "Leave1(three(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S), x, 2))",
+		// Variadic: the ... stays.
+		rt + "Leave1(a.add(" + rt + "EnterAfter(" + rt + "Leave1(some(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S))), S)...))",
+		// Method calls: the receiver's calls come before the arguments'.
+		rt + "Leave1(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), a.get()), S).add(x))",
+		rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), a.get()), S).none()\n\t" + rt + "CallEnd()",
+		"arr[" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S)].none()",
+		// Several results: no CallBegin statement, any position.
+		"p, q := " + rt + "Leave2(pair(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S)))",
+		rt + "CallBegin(S)\n//line",
+		"var r, s = " + rt + "Leave2(pair(x))",
+		"i, j = " + rt + "Leave2(pair(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S)))",
+		// A receive; a builtin and a constant are no calls.
+		"x = " + rt + "Leave1(f(<-ch, len(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), some(1)), S))))",
+		// Untyped arguments: their calls are wrapped, not they.
+		"flag(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S) > 0)",
+		"wide(1 << " + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()), S))",
+		// && and ||: wrapped whole when bool.
+		"yes(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), g()) > 0 && " + rt + "Leave(" + rt + "Enter(S), g()) > 1, S))",
+		"lazy(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), yes(true)) || " + rt + "Leave(" + rt + "Enter(S), yes(false)), S))",
+		// Fallbacks: an untyped || that becomes a myBool, a
+		// multi-valued argument.
+		rt + "Leave(" + rt + "Enter(S), flag(" + rt + "Leave(" + rt + "Enter(S), g()) > 0 || " + rt + "Leave(" + rt + "Enter(S), g()) > 1))",
+		rt + "Leave(" + rt + "Enter(S), both(pair(x)))",
+		// Calls on the left of a multi-valued assignment: the last
+		// argument wrapped, if typed.
+		"m[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(pair(" + rt + "EnterAfter(x, S)))",
+		rt + "CallBegin(S)\n//line $FILE:50:1\n\tm[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(pair(1))",
+		rt + "CallBegin(S)\n//line $FILE:51:1\n\tm[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(apply(id))",
+		// A function literal's body is not evaluated with the call;
+		// the literal's call is.
+		"f(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), func() int { return " + rt + "Leave(" + rt + "Enter(S), g()) }()), S), 0)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the rewrite lacks\n\t%s\nin\n%s", want, got)
+		}
+	}
+	if n := res.Stats.CallsArgsInside; n != 4 {
+		t.Errorf("%d calls charged their arguments' calls, want 4; warnings:\n%s", n, strings.Join(res.Warnings, "\n"))
+	}
+	var warned []string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "are charged to it") {
+			_, w, _ = strings.Cut(w, ": ")
+			warned = append(warned, w)
+		}
+	}
+	want := []string{
+		"the calls in the arguments of example.com/fuzz.flag are charged to it: its last argument that makes calls is an untyped || of another type than bool",
+		"the calls in the arguments of example.com/fuzz.both are charged to it: its argument is a call with several results",
+		"the calls in the arguments of example.com/fuzz.pair are charged to it: the assignment makes calls on its left side",
+		"the calls in the arguments of example.com/fuzz.apply are charged to it: the assignment makes calls on its left side",
+	}
+	if !slices.Equal(warned, want) {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(warned, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -424,8 +424,12 @@ func BeforeExit(code int) int {
 
 // Entered is the token that Enter returns and Leave takes, so that a call in
 // an expression can be instrumented in place: Leave(Enter(site), f(x)).
-// Go evaluates the calls of an argument list from left to right, so Enter
-// runs before f's arguments and f, and Leave after f returns.
+// Go makes the calls of an expression in lexical left-to-right order, so
+// Enter runs before f's arguments are evaluated and before f, and Leave
+// after f returns. The rewriter uses this form only where evaluating f and
+// its arguments makes no calls and no receives: any it made would run
+// after Enter, inside the invocation of site, where the program makes them
+// in the caller. Where they make some it uses EnterAfter and Leave1.
 type Entered struct{ e *Engine }
 
 // Enter marks the start of an instrumented call at site (CallBegin).
@@ -450,9 +454,38 @@ func Leave[T any](t Entered, v T) T {
 	return v
 }
 
+// EnterAfter marks the start of an instrumented call at site (CallBegin)
+// and returns v. The rewriter wraps the last call or receive that
+// evaluating the called function and its arguments makes (or an && or ||
+// that ends with one), so that the invocation starts after every one of
+// them and right before the call, as in the program, where the caller
+// evaluates them:
+//
+//	Leave1(f(a, EnterAfter(g(), site), b))
+//
+// What follows the wrapped expression makes no call and no receive, so its
+// evaluation can come after the start without moving any event. The
+// rewriter never wraps an operand that may not be evaluated (the right
+// side of && or ||): the begin that Leave1, LeaveN or CallEnd ends is
+// always made.
+func EnterAfter[T any](v T, site SiteID) T {
+	CallBegin(site)
+	return v
+}
+
+// Leave1 marks the return of an instrumented call whose start is an
+// EnterAfter in its arguments (CallEnd), and returns the call's result.
+// It needs no token: the EnterAfter it ends ran on the same goroutine,
+// right before the call, and an end whose begin was ignored (another
+// goroutine, no run) is ignored too (gate.go), as Leave2 to Leave4 rely on.
+func Leave1[T any](v T) T {
+	CallEnd()
+	return v
+}
+
 // Leave2, Leave3 and Leave4 mark the return of an instrumented call with
 // that many results, passed through: return Leave2(f(x)) after a CallBegin
-// statement.
+// statement, or return Leave2(f(EnterAfter(g(), site))).
 func Leave2[A, B any](a A, b B) (A, B) {
 	CallEnd()
 	return a, b

@@ -87,10 +87,13 @@
 // functions the compiler inlines (go list -export -gcflags=-m: the
 // compiler's own "can inline" decisions, as Cilkprof declines to instrument
 // inlined functions), deferred calls (wrapping one would stop recover
-// working in the callee), calls with more than four results, and calls in
+// working in the callee), calls with more than four results, calls in
 // positions where no statement can go (a multi-valued call whose arguments
 // make no call, in a for statement's post statement, an else-if's init or
-// the arguments of another call). Result.Stats counts them by reason.
+// the arguments of another call), and the self-recursive calls of a
+// function that can neither fork nor join, whose outermost call counts all
+// of the recursion (serial.go says why and how that is decided).
+// Result.Stats counts them by reason.
 //
 // # Spawns that stay goroutines
 //

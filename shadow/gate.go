@@ -38,6 +38,7 @@ func begin() *Engine {
 	if g := getg(); g != e.owner {
 		if e.transfer && len(e.frames) == 1 && len(e.tasks) == 1 {
 			e.owner = g
+			handOver()
 			return e
 		}
 		ignored.Add(1)

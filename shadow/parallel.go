@@ -91,6 +91,7 @@ func (e *Engine) lock(now uint64) *gstate {
 		e.root.g, e.owner = g, g
 		e.par.byG[g] = e.root
 		st = e.root
+		handOver()
 	}
 	if st == nil || e.stopped {
 		e.par.mu.Unlock()

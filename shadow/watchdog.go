@@ -11,8 +11,21 @@ import (
 	"time"
 )
 
-// testRun is set by TestOutput: the watchdog watches programs, not tests.
+// testRun is set by TestOutput: the engine is handed from test to test.
 var testRun atomic.Bool
+
+// watched is the number of the goroutine the watchdog watches: the one that
+// started the run, and in a test binary each test's goroutine as it takes
+// the engine over (handOver).
+var watched atomic.Pointer[string]
+
+// handOver makes the watchdog watch the calling goroutine, which has just
+// taken the engine over. It runs once per test, not per event.
+func handOver() {
+	if id := goroutineID(); id != "" {
+		watched.Store(&id)
+	}
+}
 
 // In serial mode a spawned child runs inline, on its parent's goroutine.
 // The rewriter keeps a spawn a goroutine when the forkjoin analyzer sees that
@@ -53,21 +66,20 @@ var spawnHelpers = []string{
 	"shadow.ParlibDo(", "shadow.parlibSplit(",
 }
 
-// startWatchdog watches the goroutine that calls it.
+// startWatchdog watches the goroutine that calls it (and, in a test
+// binary, the goroutines that take the engine over from it).
 func startWatchdog() {
 	id := goroutineID()
 	if id == "" {
 		return
 	}
+	watched.Store(&id)
 	go func() {
 		var last string
 		same := 0
 		cpu := processCPU()
 		for {
 			time.Sleep(watchInterval)
-			if testRun.Load() {
-				return // tests run on goroutines of their own: nothing to watch
-			}
 			// A deadlocked process uses no CPU. Dumping every goroutine's
 			// stack stops the world, so do it only when the process was
 			// idle since the last look: a program at work is never paused.
@@ -78,7 +90,7 @@ func startWatchdog() {
 				same = 0
 				continue
 			}
-			report := stuck(id, allStacks())
+			report := stuck(*watched.Load(), allStacks())
 			if report == "" || report != last {
 				same = 0
 			} else if same++; same+1 >= watchStable {

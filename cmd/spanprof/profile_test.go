@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spanprof/spanprof/rewrite"
 	"github.com/spanprof/spanprof/spanprofile"
@@ -681,5 +682,55 @@ func main() {
 	}
 	if p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz")); err != nil || p.Spawns != 1 {
 		t.Errorf("the profile of what ran: %v", err)
+	}
+}
+
+// TestTestSerialDeadlock is TestRunSerialDeadlock for a test binary: the
+// watchdog follows the engine from test to test, so the second test's
+// deadlock inside an inline spawn stops the binary with the one-line
+// message, where it used to hang until go test's timeout.
+func TestTestSerialDeadlock(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"q/q.go": "package q\n\nvar ch = make(chan int)\n\nfunc Put(v int) { ch <- v }\n\nfunc Take() int { return <-ch }\n",
+		"m.go":   "package m\n\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n",
+		"m_test.go": `package m
+
+import (
+	"sync"
+	"testing"
+
+	"example.com/m/q"
+)
+
+func TestFirst(t *testing.T) {
+	if Sum(4) != 6 {
+		t.Fatal("sum")
+	}
+}
+
+func TestSecond(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t.Log(q.Take())
+	}()
+	q.Put(42)
+	wg.Wait()
+}
+`,
+	})
+	start := time.Now()
+	code, stdout, stderr := spanprofIn(t, dir, offline, "test", "-o", "prof.pb.gz", ".", "--", "-timeout", "90s")
+	if code != exitFailed {
+		t.Errorf("status %d, want %d", code, exitFailed)
+	}
+	if want := "m_test.go:19: the spawned goroutine waits (chan receive) for something only its continuation would do"; !strings.Contains(stdout+stderr, want) {
+		t.Errorf("output lacks %q:\n%s\n%s", want, stdout, stderr)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("took %v: the watchdog did not stop the test binary", d)
 	}
 }

@@ -390,28 +390,35 @@ func Finish() {
 	startMu.Lock()
 	running := current != nil
 	startMu.Unlock()
-	if !running {
+	if !running || !testOutput() {
 		return
 	}
-	outMu.Lock()
-	if testBinary {
-		out := testDefault
-		if testFlag != nil && *testFlag != "" {
-			out = *testFlag
-		}
-		if out == "" {
-			out = os.Getenv(EnvOut)
-		}
-		if out == "" {
-			outMu.Unlock()
-			return
-		}
-		startMu.Lock()
-		runOpts.Out = out
-		startMu.Unlock()
-	}
-	outMu.Unlock()
 	StopOrExit()
+}
+
+// testOutput points a test binary's run at its profile file (see
+// TestOutput) and reports whether there is one to write; elsewhere the
+// options already name it.
+func testOutput() bool {
+	outMu.Lock()
+	defer outMu.Unlock()
+	if !testBinary {
+		return true
+	}
+	out := testDefault
+	if testFlag != nil && *testFlag != "" {
+		out = *testFlag
+	}
+	if out == "" {
+		out = os.Getenv(EnvOut)
+	}
+	if out == "" {
+		return false
+	}
+	startMu.Lock()
+	runOpts.Out = out
+	startMu.Unlock()
+	return true
 }
 
 // BeforeExit writes the profile as Finish does and returns code:

@@ -733,4 +733,12 @@ func TestSecond(t *testing.T) {
 	if d := time.Since(start); d > time.Minute {
 		t.Errorf("took %v: the watchdog did not stop the test binary", d)
 	}
+	// The profile of what ran goes where -o says, as a finished test
+	// binary's does, and nowhere else.
+	if p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz")); err != nil || p.Spawns != 1 {
+		t.Errorf("the profile of what ran: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "spanprof.pb.gz")); err == nil {
+		t.Error("the watchdog wrote spanprof.pb.gz in the package directory")
+	}
 }

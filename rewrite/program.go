@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -148,15 +149,15 @@ func (s Stats) Skipped() int {
 // String summarizes the counts in one line.
 func (s Stats) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d spawns, %d calls, %d joins instrumented", s.Spawns, s.Calls, s.Signals+s.Waits)
+	fmt.Fprintf(&b, "%s, %s, %s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"))
 	if s.SpawnsGoroutine > 0 {
-		fmt.Fprintf(&b, "; %d spawns run as goroutines", s.SpawnsGoroutine)
+		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))
 	}
 	if s.SpawnsNotProfiled > 0 {
-		fmt.Fprintf(&b, "; %d spawns not profiled", s.SpawnsNotProfiled)
+		fmt.Fprintf(&b, "; %s not profiled", plural(s.SpawnsNotProfiled, "spawn"))
 	}
 	if s.CallsArgsInside > 0 {
-		fmt.Fprintf(&b, "; %d calls charged with their arguments' calls", s.CallsArgsInside)
+		fmt.Fprintf(&b, "; %s charged with their arguments' calls", plural(s.CallsArgsInside, "call"))
 	}
 	if n := s.Skipped(); n > 0 {
 		reasons := slices.Sorted(func(yield func(string) bool) {
@@ -170,9 +171,17 @@ func (s Stats) String() string {
 		for _, r := range reasons {
 			parts = append(parts, fmt.Sprintf("%d %s", s.CallsSkipped[r], r))
 		}
-		fmt.Fprintf(&b, "; %d calls not instrumented (%s)", n, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "; %s not instrumented (%s)", plural(n, "call"), strings.Join(parts, ", "))
 	}
 	return b.String()
+}
+
+// plural spells a count of things: "1 call", "2 calls".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // runtimePackages are the packages of this module that are the runtime or

@@ -186,7 +186,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if stdout != "children 8\n" {
 		t.Errorf("the program printed %q", stdout)
 	}
-	for _, want := range []string{"1 spawns, 1 calls, 1 joins instrumented", "Parallelism:", "main.burn"} {
+	for _, want := range []string{"1 spawn, 1 call, 1 join instrumented", "Parallelism:", "main.burn"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

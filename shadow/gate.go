@@ -37,7 +37,9 @@ func begin() *Engine {
 	}
 	if g := getg(); g != e.owner {
 		if e.transfer && len(e.frames) == 1 && len(e.tasks) == 1 {
-			e.owner = g
+			// The root state is the new owner's now, also for parallel
+			// accounting, which finds states by goroutine (enablePar).
+			e.owner, e.root.g = g, g
 			handOver()
 			return e
 		}

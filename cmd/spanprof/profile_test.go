@@ -742,3 +742,80 @@ func TestSecond(t *testing.T) {
 		t.Error("the watchdog wrote spanprof.pb.gz in the package directory")
 	}
 }
+
+// TestTestGoroutineSiteAfterHandOver: in a test binary the engine passes
+// from test to test; a goroutine site then turns parallel accounting on,
+// which must find the root state under the goroutine of the test that holds
+// it, not under the one that started the run. It did not: when the spawn
+// came inside an instrumented call, every later event of the binary was
+// ignored and the call never ended (found on github.com/alitto/pond).
+func TestTestGoroutineSiteAfterHandOver(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"m.go": `package m
+
+import "sync"
+
+//go:noinline
+func Start(ch chan int) {
+	go func() { ch <- Sum(1000) }()
+}
+
+//go:noinline
+func Sum(n int) int {
+	s := 0
+	for i := range n {
+		s += i
+	}
+	return s
+}
+
+func Both() int {
+	var wg sync.WaitGroup
+	var a int
+	wg.Go(func() { a = Sum(10) })
+	b := Sum(20)
+	wg.Wait()
+	return a + b
+}
+`,
+		"m_test.go": `package m
+
+import "testing"
+
+func TestA(t *testing.T) {
+	ch := make(chan int)
+	Start(ch)
+	if <-ch != 499500 {
+		t.Fatal("sum")
+	}
+}
+
+func TestB(t *testing.T) {
+	if Both() != 235 {
+		t.Fatal("both")
+	}
+}
+`,
+	})
+	code, stdout, stderr := spanprofIn(t, dir, offline, "test", "-o", "prof.pb.gz", ".")
+	if code != exitOK {
+		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "not profiled") {
+		t.Errorf("events were ignored:\n%s", stderr)
+	}
+	p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spawns != 2 {
+		t.Errorf("%d spawns, want 2: the goroutine site of TestA and the wg.Go of TestB", p.Spawns)
+	}
+	for _, s := range p.BySite() {
+		if s.Site.Func == "example.com/m.Start" && s.OnWork.TopCallSite.Work > p.Work/2 {
+			t.Errorf("Start's invocation holds %d of the work %d: it never ended", s.OnWork.TopCallSite.Work, p.Work)
+		}
+	}
+}

@@ -196,6 +196,12 @@ func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepa
 		errorf(stderr, "%s", w)
 	}
 	fmt.Fprintf(stderr, "spanprof: %s\n", res.Stats)
+	if st := res.Stats; st.Spawns+st.SpawnsGoroutine+st.SpawnsNotProfiled == 0 {
+		// A program whose goroutines all start in a library (a worker
+		// pool, say) gets a profile with no parallelism in it: say why
+		// before the user reads it.
+		fmt.Fprintf(stderr, "spanprof: no spawn in the packages of module %s: spawns in other modules (libraries) run as written and unseen, so the profile shows no parallelism\n", prog.Module.Path)
+	}
 	b, err := rewrite.NewBuild(prog, res)
 	if err != nil {
 		if b != nil {

@@ -191,6 +191,9 @@ func TestRunEndToEnd(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
+	if strings.Contains(stderr, "no spawn in the packages") {
+		t.Errorf("a program with a spawn is told it has none:\n%s", stderr)
+	}
 	p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
@@ -817,5 +820,23 @@ func TestB(t *testing.T) {
 		if s.Site.Func == "example.com/m.Start" && s.OnWork.TopCallSite.Work > p.Work/2 {
 			t.Errorf("Start's invocation holds %d of the work %d: it never ended", s.OnWork.TopCallSite.Work, p.Work)
 		}
+	}
+}
+
+// TestRunNoSpawnSaysWhy: a program whose goroutines all start in another
+// module (a worker-pool library) has no spawn to rewrite; run says so
+// before the profile that shows no parallelism, and only then.
+func TestRunNoSpawnSaysWhy(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"main.go": "package main\n\nimport \"fmt\"\n\n//go:noinline\nfunc work() int { return 42 }\n\nfunc main() { fmt.Println(work()) }\n",
+	})
+	code, stdout, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
+	if code != exitOK || !strings.Contains(stdout, "42") {
+		t.Fatalf("status %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if want := "spanprof: no spawn in the packages of module example.com/m: spawns in other modules"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }

@@ -238,6 +238,10 @@ func buildError(stderr io.Writer, b *rewrite.Build, output string) int {
 func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	pf := addProfFlags(fs, "write the span profile to `file` (default spanprof.pb.gz)")
+	// Split at "--" before the flags are parsed: flag.Parse would take a
+	// "--" that comes first ("spanprof run -- -n 5") as its own end of
+	// flags, and the program's arguments would pass for packages.
+	args, progArgs := splitArgs(args)
 	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -245,7 +249,7 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
-	pkgs, progArgs := splitArgs(fs.Args())
+	pkgs := fs.Args()
 	pkg, ok := onePackage(c, pkgs, stderr)
 	if !ok {
 		return exitUsage
@@ -344,6 +348,10 @@ func printProfile(w io.Writer, file, pkg string) error {
 func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	pf := addProfFlags(fs, "write the span profile to `file` (default spanprof.pb.gz)")
+	// Split at "--" before the flags are parsed: flag.Parse would take a
+	// "--" that comes first ("spanprof run -- -n 5") as its own end of
+	// flags, and the program's arguments would pass for packages.
+	args, testArgs := splitArgs(args)
 	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -351,7 +359,7 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
-	pkgs, testArgs := splitArgs(fs.Args())
+	pkgs := fs.Args()
 	if len(pkgs) == 0 {
 		pkgs = []string{"."}
 	}

@@ -840,3 +840,24 @@ func TestRunNoSpawnSaysWhy(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }
+
+// TestRunDashDashFirst: the program's arguments may follow "--" with no
+// package before it, as the usage line allows ([PKG] [-- ARGS...]); flag
+// parsing used to take that "--" as its own and the arguments for packages.
+func TestRunDashDashFirst(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc main() { fmt.Println(os.Args[1:]) }\n",
+	})
+	for _, args := range [][]string{
+		{"run", "-o", "prof.pb.gz", "--", "-n", "5"},
+		{"run", "--", "-n", "5"},
+		{"run", "-o", "prof.pb.gz", ".", "--", "-n", "5"},
+	} {
+		code, stdout, stderr := spanprofIn(t, dir, offline, args...)
+		if code != exitOK || stdout != "[-n 5]\n" {
+			t.Errorf("spanprof %s: status %d, stdout %q, want 0 and %q\n%s", strings.Join(args, " "), code, stdout, "[-n 5]\n", stderr)
+		}
+	}
+}

@@ -182,6 +182,7 @@ func speedupArgs(c *command, args []string, stdout, stderr io.Writer) (f speedup
 	baseline := fs.String("baseline", "", "time the baseline T_s as `command` (split on spaces)")
 	fs.StringVar(&f.out, "o", "spanprof-speedup", "write speedup.csv, speedup.svg, speedup.png and profile.pb.gz to `dir`")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
+	args, progArgs = splitArgs(args) // before flag.Parse takes a leading "--"
 	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
 		return f, "", nil, code, false
 	}
@@ -208,8 +209,7 @@ func speedupArgs(c *command, args []string, stdout, stderr io.Writer) (f speedup
 	if f.out == "" {
 		return usageError("-o: want a directory")
 	}
-	pkgs, progArgs := splitArgs(fs.Args())
-	pkg, ok = onePackage(c, pkgs, stderr)
+	pkg, ok = onePackage(c, fs.Args(), stderr)
 	if !ok {
 		return f, "", nil, exitUsage, false
 	}

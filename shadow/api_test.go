@@ -20,17 +20,7 @@ import (
 func TestStartStopWritesProfile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "p.pb.gz")
 	t.Setenv(EnvOut, out)
-	// Instructions where the counter opens: the clock stretches whichever
-	// strands other processes preempt, and go test ./... runs other test
-	// binaries beside this one.
-	measure := "instructions"
-	runtime.LockOSThread()
-	if m, err := perf.Open(measure); err != nil {
-		measure = "clock"
-	} else {
-		m.Close()
-	}
-	runtime.UnlockOSThread()
+	measure := steadyMeasure()
 	t.Setenv(EnvMeasure, measure)
 	t.Setenv(EnvBurden, "1us")
 	base := Register([]SiteInfo{
@@ -97,4 +87,19 @@ func busy(n int) int {
 		x += i * i
 	}
 	return x
+}
+
+// steadyMeasure is the measure for tests that run a profile: instructions
+// where the counter opens, since the clock stretches whichever strands
+// other processes preempt and go test ./... runs other test binaries
+// beside this one; else the clock.
+func steadyMeasure() string {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m, err := perf.Open("instructions")
+	if err != nil {
+		return "clock"
+	}
+	m.Close()
+	return "instructions"
 }

@@ -2,12 +2,10 @@ package shadow
 
 import (
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/spanprof/spanprof/parlib"
-	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -19,14 +17,7 @@ import (
 // nothing on span, and in parallel mode the work of pieces that outlived
 // their spawning half was lost.
 func TestParlibForOnSpan(t *testing.T) {
-	measure := "instructions"
-	runtime.LockOSThread()
-	if m, err := perf.Open(measure); err != nil {
-		measure = "clock"
-	} else {
-		m.Close()
-	}
-	runtime.UnlockOSThread()
+	measure := steadyMeasure()
 	base := Register([]SiteInfo{
 		{File: "loop_test.go", Line: 1, Func: "shadow.TestParlibForOnSpan.func1", Caller: "shadow.TestParlibForOnSpan", Kind: spanprofile.KindSpawn},
 	})

@@ -32,6 +32,8 @@ type Summary struct {
 	// ShadowBytes is the peak memory of the shadow runtime's structures;
 	// absent when unknown.
 	ShadowBytes int64 `json:"shadow_bytes,omitempty"`
+	// Procs is GOMAXPROCS at the end of the run; absent when unknown.
+	Procs int64 `json:"procs,omitempty"`
 	// Root holds the program's own strands, outside every site; absent
 	// when there are none.
 	Root *RootSummary `json:"root,omitempty"`
@@ -77,7 +79,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Spawns: p.Spawns, Syncs: p.Syncs, AverageStrand: p.AverageStrand(),
 		SpeedupEstimate: p.SpeedupEstimate(opts.procs()),
 		Sites:           make([]SiteSummary, 0, len(r.sites)),
-		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes,
+		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes, Procs: p.Procs,
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
 	}

@@ -379,4 +379,21 @@ func TestWarnings(t *testing.T) {
 	if w := report.Warnings(fine); len(w) != 0 {
 		t.Errorf("Warnings with unit count = %q, want none", w)
 	}
+
+	// Work on the clock beyond what the processors could run in the run's
+	// duration: blocked time in strands (a worker pool's test: 35 hours of
+	// work in 131 s on 2 processors). Just under the bound, no warning.
+	blocked := &spanprofile.Profile{Measure: "clock", Unit: "nanoseconds", Work: 126_771e9, Span: 131e9, BurdenedSpan: 131e9,
+		Spawns: 54_996, Procs: 2, DurationNanos: 131e9}
+	if w := report.Warnings(blocked); len(w) != 1 || !strings.Contains(w[0], "more than 2 processors could run in the run's 131.00s") {
+		t.Errorf("Warnings of a profile with blocked strands = %q, want the blocked-time warning", w)
+	}
+	blocked.Work = 2 * 131e9
+	if w := report.Warnings(blocked); len(w) != 0 {
+		t.Errorf("Warnings with work within 2 processors' reach = %q, want none", w)
+	}
+	blocked.Work, blocked.Measure = 126_771e9, "instructions"
+	if w := report.Warnings(blocked); len(w) != 0 {
+		t.Errorf("Warnings of a counter measure = %q, want none", w)
+	}
 }

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"runtime"
 	"unsafe"
 
 	"github.com/spanprof/spanprof/spanprofile"
@@ -64,6 +65,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 		Overhead:     e.overhead,
 		Subtracted:   e.subtracted,
 		ShadowBytes:  e.shadowBytes(),
+		Procs:        int64(runtime.GOMAXPROCS(0)),
 	}
 	e.tab.mu.Lock()
 	for _, s := range e.tab.sites {

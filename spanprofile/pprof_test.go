@@ -30,8 +30,12 @@ func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	kindRoot := spanprofiletest.Profile()
 	kindRoot.Sites = append(kindRoot.Sites, spanprofile.Site{File: "main.go", Line: 20, Func: "main.main", Kind: spanprofile.KindRoot})
+	// The header fields that the fixture leaves zero, set.
+	full := spanprofiletest.Profile()
+	full.ShadowBytes, full.Procs, full.TimeNanos, full.DurationNanos = 123456, 16, 1_700_000_000e9, 2e9
 	for name, p := range map[string]*spanprofile.Profile{
 		"quicksort": spanprofiletest.Profile(),
+		"full":      full,
 		"empty":     spanprofiletest.Empty(),
 		"zero":      {},
 		"root-site": kindRoot,

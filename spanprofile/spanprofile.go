@@ -98,6 +98,11 @@ type Profile struct {
 	// accumulators), in bytes; 0 when unknown.
 	ShadowBytes int64 `json:"shadow_bytes,omitempty"`
 
+	// Procs is GOMAXPROCS when the run ended; 0 when unknown. With the
+	// clock, the work cannot exceed Procs times the run's duration unless
+	// strands include time goroutines spent blocked (report.Warnings).
+	Procs int64 `json:"procs,omitempty"`
+
 	// TimeNanos is when the run started (Unix nanoseconds) and
 	// DurationNanos how long it took, both 0 when unknown. They are copied
 	// into the pprof file as they are, never read from the clock, so the

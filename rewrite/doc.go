@@ -128,8 +128,9 @@
 //
 // # Tests
 //
-// When tests are rewritten, each named package gets a TestMain in a
-// generated test file, which registers the -spanprofile flag, starts the run,
+// When tests are rewritten, each named package that has test files gets a
+// TestMain in a generated test file (one without stays without, as go test
+// expects), which registers the -spanprofile flag, starts the run,
 // sets -test.parallel to 1 (serial mode profiles one goroutine at a time;
 // a -parallel flag on the command line overrides it), runs the tests and
 // writes the profile (shadow.TestOutput, shadow.Finish) to the file that

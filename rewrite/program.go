@@ -549,6 +549,7 @@ func (p *Program) Rewrite() (*Result, error) {
 		sites           [3][]siteInfo
 		testMain        table
 		named           bool
+		tested          bool // it has test files
 	}
 	var gens []*tables
 	byPath := make(map[string]*tables)
@@ -591,6 +592,7 @@ func (p *Program) Rewrite() (*Result, error) {
 			t.testMain = ur.testMain
 		}
 		t.named = t.named || u.named
+		t.tested = t.tested || u.xtest || u.pkg.ForTest != ""
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -599,7 +601,10 @@ func (p *Program) Rewrite() (*Result, error) {
 		if t.pkg == nil || t.dir == "" || skipped[t.path] {
 			continue
 		}
-		testMain := p.cfg.Tests && t.named
+		// A package without test files gets no TestMain: go test says
+		// "no test files" for it, and a generated one would make it a test
+		// binary that writes an empty profile.
+		testMain := p.cfg.Tests && t.named && t.tested
 		out := ""
 		if testMain && p.cfg.TestOut != nil {
 			out = p.cfg.TestOut(t.path)

@@ -861,3 +861,31 @@ func TestRunDashDashFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestTestPackageWithoutTests: as with go test, a package without test
+// files is "[no test files]" and gets no profile; a generated TestMain used
+// to make it a test binary that wrote an empty one (found on
+// github.com/golang/groupcache, whose generated protobuf packages have no
+// tests).
+func TestTestPackageWithoutTests(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{
+		"a/a.go":      "package a\n\n//go:noinline\nfunc Two() int { return 2 }\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(\"two\")\n\t}\n}\n",
+		"b/b.go":      "package b\n\n//go:noinline\nfunc Three() int { return 3 }\n",
+	})
+	code, stdout, stderr := spanprofIn(t, dir, offline, "test", "-o", "prof.pb.gz", "./...")
+	if code != exitOK {
+		t.Fatalf("status %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !regexp.MustCompile(`\?\s+example.com/m/b\s+\[no test files\]`).MatchString(stdout) {
+		t.Errorf("go test's output does not say b has no test files:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "prof.a.pb.gz")); err != nil {
+		t.Errorf("no profile for a: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "prof.b.pb.gz")); err == nil {
+		t.Error("a profile for b, which has no tests")
+	}
+}

@@ -645,6 +645,11 @@ func TestRewriteExamples(t *testing.T) {
 	}
 }
 
+// chanPkg is a package whose channel hides, from the analysis of its
+// importers, that Take waits for a Put: a spawn that calls Take looks
+// elidable and deadlocks inline.
+const chanPkg = "package q\n\nvar ch = make(chan int)\n\nfunc Put(v int) { ch <- v }\n\nfunc Take() int { return <-ch }\n"
+
 // TestRunSerialDeadlock profiles a program whose spawned goroutine waits on a
 // channel hidden in another package, which the analyzer cannot see, so that
 // serial mode's inline run deadlocks: instead of hanging, or of Go's "all
@@ -654,7 +659,7 @@ func TestRunSerialDeadlock(t *testing.T) {
 	needGo(t)
 	t.Parallel()
 	dir := module(t, map[string]string{
-		"q/q.go": "package q\n\nvar ch = make(chan int)\n\nfunc Put(v int) { ch <- v }\n\nfunc Take() int { return <-ch }\n",
+		"q/q.go": chanPkg,
 		"main.go": `package main
 
 import (
@@ -696,7 +701,7 @@ func TestTestSerialDeadlock(t *testing.T) {
 	needGo(t)
 	t.Parallel()
 	dir := module(t, map[string]string{
-		"q/q.go": "package q\n\nvar ch = make(chan int)\n\nfunc Put(v int) { ch <- v }\n\nfunc Take() int { return <-ch }\n",
+		"q/q.go": chanPkg,
 		"m.go":   "package m\n\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n",
 		"m_test.go": `package m
 

@@ -45,6 +45,9 @@ type Summary struct {
 	SitesNotExecuted int    `json:"sites_not_executed"`
 	// Warnings are the text report's warnings (see Warnings).
 	Warnings []string `json:"warnings"`
+	// Trust says how far to trust the numbers (spanprofile.Trust); absent
+	// when the profile does not say.
+	Trust *spanprofile.Trust `json:"trust,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -82,6 +85,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes, Procs: p.Procs,
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
+		Trust:    p.Trust,
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

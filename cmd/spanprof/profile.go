@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/report"
 	"github.com/spanprof/spanprof/rewrite"
 	"github.com/spanprof/spanprof/spanprofile"
@@ -134,8 +135,8 @@ func (f *profFlags) check() error {
 	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" {
 		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision)", f.mode)
 	}
-	if f.measure != "" && !slices.Contains([]string{"clock", "instructions", "cycles", "task-clock"}, f.measure) {
-		return fmt.Errorf("unknown -measure %q (valid: clock, instructions, cycles, task-clock)", f.measure)
+	if f.measure != "" && !slices.Contains(perf.Names(), f.measure) {
+		return fmt.Errorf("unknown -measure %q (valid: %s)", f.measure, strings.Join(perf.Names(), ", "))
 	}
 	if f.burden < 0 {
 		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)

@@ -57,10 +57,10 @@ type strands struct {
 	final string // its name then
 
 	run     int64
-	n       int64  // strands seen
-	parted  int64  // strand where the runs parted; -1 while they agree
-	err     error  // why merging stopped, for the note
-	noInput bool   // run 1: nothing to merge with
+	n       int64 // strands seen
+	parted  int64 // strand where the runs parted; -1 while they agree
+	err     error // why merging stopped, for the note
+	noInput bool  // run 1: nothing to merge with
 }
 
 // strandFile returns the name of run k's strand file in dir. The program is

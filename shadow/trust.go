@@ -47,7 +47,9 @@ func trustFigures(start machine, moved bool) *spanprofile.Trust {
 	cpuStats.mu.Lock()
 	s := cpuStats.s
 	cpuStats.mu.Unlock()
-	t.Excluded, t.Corrections, t.Checks = s.Excluded, s.Corrections, s.Checks
+	// A thread preempted while it reads its CPU time shows up in the
+	// check's cost, excluded all the same.
+	t.Excluded, t.Corrections, t.Checks = s.Excluded+s.CheckCost, s.Corrections, s.Checks
 	if !start.ok {
 		return t
 	}

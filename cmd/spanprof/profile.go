@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,7 @@ Exit status: 0 on success, 2 on a usage or build error.
 type profFlags struct {
 	out, mode, measure string
 	burden             time.Duration
+	count              countFlag
 }
 
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
@@ -127,6 +129,7 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
 	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` clock, instructions, cycles or task-clock (default clock)")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
+	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
 	return f
 }
 
@@ -140,6 +143,9 @@ func (f *profFlags) check() error {
 	}
 	if f.burden < 0 {
 		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)
+	}
+	if f.count.n > 1 && f.mode == "parallel" {
+		return fmt.Errorf("-count %d needs serial mode: goroutines running in parallel end their strands in a different order every run", f.count.n)
 	}
 	return nil
 }
@@ -271,12 +277,34 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(b.Dir)
 
+	runs, err := newRuns(pf)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	defer runs.close()
 	// A profile left by an earlier run must not pass for this one's.
 	os.Remove(out)
-	cmd := exec.Command(bin, progArgs...)
-	cmd.Env = pf.env(out)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	runErr := cmd.Run()
+	var runErr error
+	for k := 1; ; k++ {
+		cmd := exec.Command(bin, progArgs...)
+		cmd.Env = append(pf.env(out), runs.env(k)...)
+		var later bytes.Buffer
+		if k == 1 {
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+		} else {
+			// The program's output was shown once; a later run only
+			// measures, and speaks only if it fails.
+			cmd.Stdout, cmd.Stderr = io.Discard, &later
+		}
+		runErr = cmd.Run()
+		if runErr != nil {
+			stderr.Write(later.Bytes())
+		}
+		if runErr != nil || !runs.again(stderr, readProfiles(out)) {
+			break
+		}
+	}
 	code := exitOK
 	if runErr != nil {
 		var exit *exec.ExitError
@@ -391,10 +419,30 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	for _, o := range outs {
 		os.Remove(o)
 	}
+	runs, err := newRuns(pf)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	defer runs.close()
 	var tee bytes.Buffer
 	goArgs := append(append(append([]string{"test"}, b.Flags()...), "-count=1"), pkgs...)
 	goArgs = append(goArgs, testArgs...)
-	testErr := goCommand(b, pf.env(""), io.MultiWriter(stdout, &tee), goArgs...)
+	var testErr error
+	for k := 1; ; k++ {
+		tee.Reset()
+		var w io.Writer = &tee
+		if k == 1 {
+			w = io.MultiWriter(stdout, &tee)
+		}
+		testErr = goCommand(b, append(pf.env(""), runs.env(k)...), w, goArgs...)
+		if testErr != nil && k > 1 {
+			stdout.Write(tee.Bytes()) // a later run failed: show why
+		}
+		if testErr != nil || !runs.again(stderr, readProfiles(slices.Collect(maps.Values(outs))...)) {
+			break
+		}
+	}
 	if testErr != nil && (strings.Contains(tee.String(), "[build failed]") || strings.Contains(tee.String(), "[setup failed]")) {
 		return buildError(stderr, b, tee.String())
 	}

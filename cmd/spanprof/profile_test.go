@@ -917,3 +917,82 @@ func TestTestPackageWithoutTests(t *testing.T) {
 		t.Error("a profile for b, which has no tests")
 	}
 }
+
+// burnTests runs the 8-way errgroup of burnMain in each of two tests: a
+// test binary hands the engine from the TestMain goroutine to each test's.
+const burnTests = `package m
+
+import (
+	"testing"
+
+	"golang.org/x/sync/errgroup"
+)
+
+func burn(n int) int {
+	x := 0
+	for i := range n {
+		x += i ^ (x >> 3)
+	}
+	return x
+}
+
+func fan() int {
+	var g errgroup.Group
+	counts := make([]int, 8)
+	for i := range counts {
+		g.Go(func() error {
+			counts[i] = burn(10_000_000)
+			return nil
+		})
+	}
+	g.Wait()
+	return counts[0]
+}
+
+func TestA(t *testing.T) { fan() }
+
+func TestB(t *testing.T) { fan() }
+`
+
+// TestTestPerThreadMeasures checks that a measure of one OS thread counts
+// the goroutine that runs each test: opened on the TestMain goroutine's
+// thread and never rebound, task-clock read 373 µs of work where the tests
+// ran 420 ms, almost every site 0.
+func TestTestPerThreadMeasures(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{"m.go": "package m\n", "m_test.go": burnTests})
+	measures := []string{perf.CPU, perf.TaskClock}
+	if instructionsOpen() {
+		measures = append(measures, perf.Instructions)
+	}
+	for _, measure := range measures {
+		if measure == perf.TaskClock {
+			runtime.LockOSThread()
+			m, err := perf.Open(measure)
+			runtime.UnlockOSThread()
+			if err != nil {
+				t.Logf("%s: %v", measure, err)
+				continue
+			}
+			m.Close()
+		}
+		code, _, stderr := spanprofIn(t, dir, offline, "test", "-measure", measure, "-o", "prof.pb.gz", ".")
+		if code != exitOK {
+			t.Fatalf("spanprof test -measure %s: status %d\n%s", measure, code, stderr)
+		}
+		p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two fans of 8 equal children, one after the other: span two
+		// children, parallelism 8.
+		if p.Spawns != 16 || !within(p.Parallelism(), 8, 0.15) {
+			t.Errorf("%s: spawns %d, work %d, span %d, parallelism %.2f; want 16 spawns and parallelism 8 within 15%%\n%s",
+				measure, p.Spawns, p.Work, p.Span, p.Parallelism(), stderr)
+		}
+		if measure != perf.Instructions && p.Work < int64(20*time.Millisecond) {
+			t.Errorf("%s: work %v for 16 loops of 10 million iterations: the tests' threads were not measured", measure, time.Duration(p.Work))
+		}
+	}
+}

@@ -68,17 +68,26 @@ func trustWarnings(p *spanprofile.Profile) []string {
 	case clockLike && load > busyShare:
 		out = append(out, fmt.Sprintf("other processes used %.0f%% of the machine, and the clock counts the time they took from the profiled thread as work; "+
 			"profile with -measure cpu (the default), which excludes it", 100*load))
-	case load > busyShare && t.Runs <= 1 && t.RunsNote == "":
+	case load > busyShare && t.Runs <= 1 && t.RunsNote == "" && p.Measure != "instructions":
 		out = append(out, fmt.Sprintf("other processes used %.0f%% of the machine: even the time the profiled thread ran is slowed by them (caches, a busy sibling hyperthread), "+
 			"and the span picks the slowest strands; -count 3 keeps each strand's shortest time over 3 runs", 100*load))
+	}
+	if p.Work > 0 && p.Subtracted > p.Work && p.Measure != "cpu" && p.Measure != "clock" {
+		out = append(out, fmt.Sprintf("the instrumentation's own cost, subtracted from the strands (%s), exceeds the work left: "+
+			"the strands are too short for the %s measure, whose reads cost more than they do; use -measure cpu (the default)%s",
+			quantity(p.Subtracted, p.Unit), p.Measure, map[bool]string{true: " or instructions", false: ""}[t.Counters]))
+	}
+	remedy := "-count 3, or a quiet machine"
+	if t.Counters {
+		remedy = "-measure instructions (this machine counts them) or -count 3"
 	}
 	for _, o := range t.Outliers {
 		if o.Context < 0 || o.Context >= len(p.Contexts) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("the invocations of %s on the critical path read %.1fx the average of all its invocations (%s against %s, deviation %s), "+
-			"although those are alike: noise chose the critical path there; profile with -count 3, or on a quiet machine",
-			contextSite(p, o.Context), o.PathMean/max(o.Mean, 1), duration(o.PathMean), duration(o.Mean), duration(o.StdDev)))
+			"although those are alike: noise chose the critical path there; profile with %s",
+			contextSite(p, o.Context), o.PathMean/max(o.Mean, 1), duration(o.PathMean), duration(o.Mean), duration(o.StdDev), remedy))
 	}
 	return out
 }

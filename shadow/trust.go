@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/spanprof/spanprof/perf"
@@ -50,6 +51,7 @@ func trustFigures(start machine, moved bool) *spanprofile.Trust {
 	// A thread preempted while it reads its CPU time shows up in the
 	// check's cost, excluded all the same.
 	t.Excluded, t.Corrections, t.Checks = s.Excluded+s.CheckCost, s.Corrections, s.Checks
+	t.Counters = countsInstructions()
 	if !start.ok {
 		return t
 	}
@@ -101,4 +103,16 @@ func outliers(p *spanprofile.Profile, sq []float64) []spanprofile.Outlier {
 		}
 	}
 	return out
+}
+
+// countsInstructions reports whether an instructions counter opens here.
+func countsInstructions() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m, err := perf.Open(perf.Instructions)
+	if err != nil {
+		return false
+	}
+	m.Close()
+	return true
 }

@@ -145,6 +145,9 @@ type Trust struct {
 	// RunsNote says why fewer runs than asked for were merged.
 	Runs     int64  `json:"runs,omitempty"`
 	RunsNote string `json:"runs_note,omitempty"`
+	// Counters says the profiled machine counts instructions (a counter
+	// opened at the end of the run), so the report can name that remedy.
+	Counters bool `json:"counters,omitempty"`
 	// Outliers are the calling contexts whose invocations on the critical
 	// path read far longer than the context's invocations on average,
 	// although those are alike: the span then picked out noisy strands.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spanprof/spanprof/perf"
@@ -20,8 +21,9 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// sharedFlags documents the flags of run, test and build.
-const sharedFlags = `
+// sharedFlags documents the flags of run, test and build. The measures
+// and the default come from perf, so that a new measure needs no change here.
+var sharedFlags = `
 The flags shared by run, test and build are:
 
 	-o file
@@ -37,14 +39,21 @@ The flags shared by run, test and build are:
 		costs tens of microseconds per goroutine.
 		elision profiles nothing and runs every spawn as a plain call: the
 		serial elision, for timing the instrumentation's cost.
-	-measure clock|instructions|cycles|task-clock
-		what a strand's length is measured in (default clock).
+	-measure ` + strings.Join(perf.Names(), "|") + `
+		what a strand's length is measured in (default ` + perf.Default() + `).
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on this machine).
 
 An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
 SPANPROF_BURDEN from its environment; spanprof run and test set them.
+
+Before anything is loaded, rewritten, built or run, run, test and build
+check that the measure opens on this machine (run and test: -measure, else
+$SPANPROF_MEASURE, else the default; build: -measure, if given) and that a
+file can be created where -o says, without touching a file already there: a
+measure that does not open or an -o that cannot be written is a one-line
+error and exit status 2.
 `
 
 // instrumentation documents what the instrumented build does.
@@ -125,7 +134,7 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	f := &profFlags{}
 	fs.StringVar(&f.out, "o", "", outUsage)
 	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
-	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` clock, instructions, cycles or task-clock (default clock)")
+	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+")")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	return f
 }
@@ -174,8 +183,13 @@ func splitArgs(args []string) (before, after []string) {
 // build: a test breaks them to check how a build failure is reported.
 var testHookRewrite func(*rewrite.Result)
 
+// instrumentedCalls counts the calls of instrumented, so that tests can
+// check that a refused command loaded nothing.
+var instrumentedCalls atomic.Int64
+
 // instrumented loads, rewrites and prepares the build of patterns.
 func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
+	instrumentedCalls.Add(1)
 	prog, err := rewrite.Load(cfg, patterns)
 	if err != nil {
 		return nil, nil, err
@@ -260,6 +274,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
+	if !preflight(stderr, pf, out) {
+		return exitUsage
+	}
 	prog, b, ok := instrumentMain(pkg, stderr)
 	if !ok {
 		return exitUsage
@@ -275,7 +292,8 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	os.Remove(out)
 	cmd := exec.Command(bin, progArgs...)
 	cmd.Env = pf.env(out)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	progErr := &tailWriter{w: stderr}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, progErr
 	runErr := cmd.Run()
 	code := exitOK
 	if runErr != nil {
@@ -283,6 +301,11 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		if !errors.As(runErr, &exit) {
 			errorf(stderr, "running %s: %v", prog.Roots[0].PkgPath, runErr)
 			return exitFailed
+		}
+		if _, err := os.Stat(out); err != nil && startRefused(exit.ExitCode(), progErr.lastLine()) {
+			// The runtime's one line says why (a measure that opened
+			// here a moment ago but not in the program, say).
+			return exitUsage
 		}
 		code = exitFailed
 	}
@@ -369,6 +392,11 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
+	// With several packages the profiles go next to out, under other
+	// names: the same directory.
+	if !preflight(stderr, pf, out) {
+		return exitUsage
+	}
 	outs := make(map[string]string) // package path → its profile
 	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, func(prog *rewrite.Program) {
 		for _, r := range prog.Roots {
@@ -432,6 +460,16 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	bin, err := filepath.Abs(pf.out)
 	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	// The binary opens its measure where it runs, perhaps another machine;
+	// a measure named here must open here all the same, or the build would
+	// be of no use on this machine.
+	if pf.measure != "" && !checkMeasure(stderr, pf.measure, "-measure "+pf.measure) {
+		return exitUsage
+	}
+	if err := checkBinaryOut(bin); err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spanprof/spanprof/perf"
@@ -21,8 +22,9 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// sharedFlags documents the flags of run, test and build.
-const sharedFlags = `
+// sharedFlags documents the flags of run, test and build. The measures
+// and the default come from perf, so that a new measure needs no change here.
+var sharedFlags = `
 The flags shared by run, test and build are:
 
 	-o file
@@ -38,14 +40,21 @@ The flags shared by run, test and build are:
 		costs tens of microseconds per goroutine.
 		elision profiles nothing and runs every spawn as a plain call: the
 		serial elision, for timing the instrumentation's cost.
-	-measure clock|instructions|cycles|task-clock
-		what a strand's length is measured in (default clock).
+	-measure ` + strings.Join(perf.Names(), "|") + `
+		what a strand's length is measured in (default ` + perf.Default() + `).
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on this machine).
 
 An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
 SPANPROF_BURDEN from its environment; spanprof run and test set them.
+
+Before anything is loaded, rewritten, built or run, run, test and build
+check that the measure opens on this machine (run and test: -measure, else
+$SPANPROF_MEASURE, else the default; build: -measure, if given) and that a
+file can be created where -o says, without touching a file already there: a
+measure that does not open or an -o that cannot be written is a one-line
+error and exit status 2.
 `
 
 // instrumentation documents what the instrumented build does.
@@ -127,7 +136,7 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	f := &profFlags{}
 	fs.StringVar(&f.out, "o", "", outUsage)
 	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
-	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` clock, instructions, cycles or task-clock (default clock)")
+	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+")")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
 	return f
@@ -180,8 +189,13 @@ func splitArgs(args []string) (before, after []string) {
 // build: a test breaks them to check how a build failure is reported.
 var testHookRewrite func(*rewrite.Result)
 
+// instrumentedCalls counts the calls of instrumented, so that tests can
+// check that a refused command loaded nothing.
+var instrumentedCalls atomic.Int64
+
 // instrumented loads, rewrites and prepares the build of patterns.
 func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
+	instrumentedCalls.Add(1)
 	prog, err := rewrite.Load(cfg, patterns)
 	if err != nil {
 		return nil, nil, err
@@ -266,6 +280,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
+	if !preflight(stderr, pf, out) {
+		return exitUsage
+	}
 	prog, b, ok := instrumentMain(pkg, stderr)
 	if !ok {
 		return exitUsage
@@ -286,12 +303,15 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	// A profile left by an earlier run must not pass for this one's.
 	os.Remove(out)
 	var runErr error
+	// The first run's stderr goes through progErr, whose last line says why
+	// a program that refused to start did.
+	progErr := &tailWriter{w: stderr}
 	for k := 1; ; k++ {
 		cmd := exec.Command(bin, progArgs...)
 		cmd.Env = append(pf.env(out), runs.env(k)...)
 		var later bytes.Buffer
 		if k == 1 {
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, progErr
 		} else {
 			// The program's output was shown once; a later run only
 			// measures, and speaks only if it fails.
@@ -311,6 +331,11 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		if !errors.As(runErr, &exit) {
 			errorf(stderr, "running %s: %v", prog.Roots[0].PkgPath, runErr)
 			return exitFailed
+		}
+		if _, err := os.Stat(out); err != nil && startRefused(exit.ExitCode(), progErr.lastLine()) {
+			// The runtime's one line says why (a measure that opened
+			// here a moment ago but not in the program, say).
+			return exitUsage
 		}
 		code = exitFailed
 	}
@@ -397,6 +422,11 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
+	// With several packages the profiles go next to out, under other
+	// names: the same directory.
+	if !preflight(stderr, pf, out) {
+		return exitUsage
+	}
 	outs := make(map[string]string) // package path → its profile
 	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, func(prog *rewrite.Program) {
 		for _, r := range prog.Roots {
@@ -480,6 +510,16 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	bin, err := filepath.Abs(pf.out)
 	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	// The binary opens its measure where it runs, perhaps another machine;
+	// a measure named here must open here all the same, or the build would
+	// be of no use on this machine.
+	if pf.measure != "" && !checkMeasure(stderr, pf.measure, "-measure "+pf.measure) {
+		return exitUsage
+	}
+	if err := checkBinaryOut(bin); err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}

@@ -35,13 +35,22 @@ The flags shared by run, test and build are:
 		Cilkview does, so results are deterministic; a spawn the analyzer
 		finds not elidable still runs as a goroutine. parallel runs every
 		spawn as a goroutine, in parallel, and is the mode for programs
-		whose goroutines talk to each other. With a counter measure each
-		goroutine keeps its OS thread and opens a counter of its own, which
+		whose goroutines talk to each other. With cpu (the default) or a
+		counter, each goroutine keeps its OS thread and measures it, which
 		costs tens of microseconds per goroutine.
 		elision profiles nothing and runs every spawn as a plain call: the
 		serial elision, for timing the instrumentation's cost.
 	-measure ` + strings.Join(perf.Names(), "|") + `
-		what a strand's length is measured in (default ` + perf.Default() + `).
+		what a strand's length is measured in (default ` + perf.Default() + `):
+		cpu is the profiled thread's running time, which leaves out the
+		time other processes take from it; clock is wall time.
+	-count n|auto
+		run and test: run the program n times in serial mode and keep each
+		strand's shortest time over the runs (a deterministic program makes
+		the same strands every run). auto, the default, runs again only
+		while the profile says the machine disturbed the run, at most 5
+		times. Runs after the first get no input and their output is
+		discarded.
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on this machine).

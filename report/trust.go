@@ -77,9 +77,12 @@ func trustWarnings(p *spanprofile.Profile) []string {
 			"the strands are too short for the %s measure, whose reads cost more than they do; use -measure cpu (the default)%s",
 			quantity(p.Subtracted, p.Unit), p.Measure, map[bool]string{true: " or instructions", false: ""}[t.Counters]))
 	}
-	remedy := "-count 3, or a quiet machine"
+	remedy := "-count 3, or on a quiet machine"
+	if t.Runs > 1 {
+		remedy = "more runs (-count 10), or on a quiet machine"
+	}
 	if t.Counters {
-		remedy = "-measure instructions (this machine counts them) or -count 3"
+		remedy = "-measure instructions (this machine counts them), or " + remedy
 	}
 	for _, o := range t.Outliers {
 		if o.Context < 0 || o.Context >= len(p.Contexts) {

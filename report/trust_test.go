@@ -40,7 +40,7 @@ func TestTrust(t *testing.T) {
 			lines: []string{"Runs:                  1 (the runs' events differ from event 12 on)"}},
 		{name: "outlier", measure: "cpu",
 			trust: spanprofile.Trust{Outliers: []spanprofile.Outlier{{Context: leaf, PathMean: 3000, Mean: 1000, StdDev: 100}}},
-			warn:  []string{"read 3.0x the average", "-count 3, or a quiet machine"}},
+			warn:  []string{"read 3.0x the average", "-count 3, or on a quiet machine"}},
 		{name: "outlier where counters open", measure: "cpu",
 			trust: spanprofile.Trust{Counters: true, Outliers: []spanprofile.Outlier{{Context: leaf, PathMean: 3000, Mean: 1000, StdDev: 100}}},
 			warn:  []string{"-measure instructions (this machine counts them)"}},

@@ -76,13 +76,18 @@ func trustFigures(start machine, moved bool) *spanprofile.Trust {
 	return t
 }
 
+// outlierShare is the part of the span that a context's excess on the
+// critical path must reach to be worth a warning.
+const outlierShare = 0.05
+
 // outlierMin is how many invocations a context needs before its critical
 // path's invocations are compared with its average.
 const outlierMin = 8
 
 // outliers returns the contexts whose invocations on the critical path have
 // a mean local work more than 1.5 times and more than 3 standard deviations
-// above the mean of all their invocations. Invocations of a context that
+// above the mean of all their invocations, by an excess of more than 5% of
+// the span. Invocations of a context that
 // differ by design (the levels of a divide and conquer) have a large
 // deviation and never qualify; alike ones (the leaves of a balanced tree,
 // the rows of a loop) whose critical-path members read long were slowed by
@@ -98,7 +103,10 @@ func outliers(p *spanprofile.Profile, sq []float64) []spanprofile.Outlier {
 		mean := float64(w.Work) / n
 		sd := math.Sqrt(max(sq[i]/n-mean*mean, 0))
 		pathMean := float64(s.Work) / float64(s.Count)
-		if pathMean > 1.5*mean && pathMean > mean+3*sd {
+		// Only what matters to the span: the excess of the path's
+		// invocations must be a material part of it.
+		material := (pathMean-mean)*float64(s.Count) > outlierShare*float64(p.Span)
+		if pathMean > 1.5*mean && pathMean > mean+3*sd && material {
 			out = append(out, spanprofile.Outlier{Context: i, PathMean: pathMean, Mean: mean, StdDev: sd})
 		}
 	}

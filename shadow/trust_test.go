@@ -10,6 +10,11 @@ import (
 // treeProfile profiles a balanced fork/join tree with 2^depth leaves, leaf
 // i taking leaf(i) units, and returns the profile and the leaf context.
 func treeProfile(depth int, leaf func(i int) int64) (*spanprofile.Profile, int) {
+	return treeProfileAfter(0, depth, leaf)
+}
+
+// treeProfileAfter is treeProfile after a serial strand of the given length.
+func treeProfileAfter(serial int64, depth int, leaf func(i int) int64) (*spanprofile.Profile, int) {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{
 		{File: "t.go", Line: 3, Func: "main.tree", Caller: "main.tree", Kind: spanprofile.KindSpawn},
@@ -35,6 +40,7 @@ func treeProfile(depth int, leaf func(i int) int64) (*spanprofile.Profile, int) 
 		tree(d - 1)
 		e.Wait(obj)
 	}
+	m.now += uint64(serial)
 	tree(depth)
 	p := e.Stop()
 	for i, c := range p.Contexts {
@@ -61,6 +67,18 @@ func TestOutliers(t *testing.T) {
 	}
 	if o[0].PathMean != 3000 || o[0].Mean < 1000 || o[0].Mean > 1100 {
 		t.Errorf("outlier %+v: want a path mean of 3000 against about 1060", o[0])
+	}
+
+	// The same slow leaf after a serial part 50 times as long: its excess
+	// is a small part of the span, not worth a warning.
+	p, _ = treeProfileAfter(100_000, 5, func(i int) int64 {
+		if i == 13 {
+			return 3000
+		}
+		return 1000 + int64(i%3)
+	})
+	if o := p.Trust.Outliers; len(o) != 0 {
+		t.Errorf("a slow leaf that makes 2%% of the span: outliers %+v, want none", o)
 	}
 
 	p, _ = treeProfile(5, func(i int) int64 { return 1000 + int64(i%7) })

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"math/bits"
 	"unsafe"
 
 	"github.com/spanprof/spanprof/spanprofile"
@@ -147,10 +148,10 @@ type Engine struct {
 
 	cct    *contexts
 	onWork []spanprofile.Measurement // per context
-	// sq is, per context, the sum of the squares of its invocations'
-	// local work: with onWork's count and sum it gives their spread, which
-	// tells a critical path of noisy strands (trust.go's outliers).
-	sq []float64
+	// sizes is, per context, a histogram of its invocations' local work
+	// by powers of two (sizeBuckets a context): whether they are alike,
+	// which tells a critical path of noisy strands (trust.go's outliers).
+	sizes []uint32
 
 	// merge takes each strand's minimum over this run and the runs before
 	// it (strands.go); nil in a run that is not one of several.
@@ -332,10 +333,10 @@ func (e *Engine) finish(f *frame, tk *task) int64 {
 	}
 	for int(f.ctx) >= len(e.onWork) {
 		e.onWork = append(e.onWork, spanprofile.Measurement{})
-		e.sq = append(e.sq, 0)
+		e.sizes = append(e.sizes, make([]uint32, sizeBuckets)...)
 	}
 	w := &e.onWork[f.ctx]
-	e.sq[f.ctx] += float64(f.ownWork) * float64(f.ownWork)
+	e.sizes[int(f.ctx)*sizeBuckets+bits.Len64(uint64(max(f.ownWork, 0)))]++
 	w.Local.Count++
 	w.Local.Work += f.ownWork
 	w.Local.Span += f.o

@@ -84,33 +84,88 @@ const outlierShare = 0.05
 // path's invocations are compared with its average.
 const outlierMin = 8
 
-// outliers returns the contexts whose invocations on the critical path have
-// a mean local work more than 1.5 times and more than 3 standard deviations
-// above the mean of all their invocations, by an excess of more than 5% of
-// the span. Invocations of a context that
-// differ by design (the levels of a divide and conquer) have a large
-// deviation and never qualify; alike ones (the leaves of a balanced tree,
-// the rows of a loop) whose critical-path members read long were slowed by
-// something other than the program.
-func outliers(p *spanprofile.Profile, sq []float64) []spanprofile.Outlier {
+// sizeBuckets is the number of power-of-two buckets of a context's
+// histogram of invocation sizes: bucket b holds local works of b bits.
+const sizeBuckets = 65
+
+// alikeShare is the share of a context's invocations that must lie within
+// a factor of 2 of the median bucket's range for them to count as alike.
+const alikeShare = 0.9
+
+// outliers returns the contexts whose invocations are alike (nine in ten
+// within the buckets next to the median's, an 8x range of sizes) but whose
+// invocations on the critical path average more than 1.5 times the mean,
+// by an excess of more than 5% of the span. Invocations that differ by
+// design (the partitions of a quicksort, from the whole array down to the
+// cutoff) are not alike and never qualify, though their largest, on the
+// critical path, is far above their mean; alike ones (the leaves of a
+// balanced tree, the rows of a loop) whose critical-path members read long
+// were slowed by something other than the program, and the span, a maximum
+// over paths, picked them.
+func outliers(p *spanprofile.Profile, sizes []uint32) []spanprofile.Outlier {
 	var out []spanprofile.Outlier
 	for i, c := range p.Contexts {
 		w, s := c.OnWork.Local, c.OnSpan.Local
-		if i >= len(sq) || w.Count < outlierMin || s.Count == 0 || w.Work <= 0 {
+		if (i+1)*sizeBuckets > len(sizes) || w.Count < outlierMin || s.Count == 0 || w.Work <= 0 {
+			continue
+		}
+		h := sizes[i*sizeBuckets : (i+1)*sizeBuckets]
+		if !alike(h) {
 			continue
 		}
 		n := float64(w.Count)
 		mean := float64(w.Work) / n
-		sd := math.Sqrt(max(sq[i]/n-mean*mean, 0))
 		pathMean := float64(s.Work) / float64(s.Count)
-		// Only what matters to the span: the excess of the path's
-		// invocations must be a material part of it.
 		material := (pathMean-mean)*float64(s.Count) > outlierShare*float64(p.Span)
-		if pathMean > 1.5*mean && pathMean > mean+3*sd && material {
-			out = append(out, spanprofile.Outlier{Context: i, PathMean: pathMean, Mean: mean, StdDev: sd})
+		if pathMean > 1.5*mean && material {
+			out = append(out, spanprofile.Outlier{Context: i, PathMean: pathMean, Mean: mean, StdDev: stdDev(h, mean)})
 		}
 	}
 	return out
+}
+
+// alike reports whether nine in ten of the sizes in histogram h lie in the
+// median's bucket or the buckets next to it.
+func alike(h []uint32) bool {
+	var n uint64
+	for _, c := range h {
+		n += uint64(c)
+	}
+	var below uint64
+	med := 0
+	for b, c := range h {
+		below += uint64(c)
+		if 2*below >= n {
+			med = b
+			break
+		}
+	}
+	var near uint64
+	for b := max(med-1, 0); b <= min(med+1, len(h)-1); b++ {
+		near += uint64(h[b])
+	}
+	return float64(near) >= alikeShare*float64(n)
+}
+
+// stdDev estimates the standard deviation of the sizes in h, taking each
+// bucket at its middle, for the warning's text.
+func stdDev(h []uint32, mean float64) float64 {
+	var n, sq float64
+	for b, c := range h {
+		if c == 0 {
+			continue
+		}
+		mid := 0.0
+		if b > 0 {
+			mid = 1.5 * math.Ldexp(1, b-1)
+		}
+		n += float64(c)
+		sq += float64(c) * (mid - mean) * (mid - mean)
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(sq / n)
 }
 
 // countsInstructions reports whether an instructions counter opens here.

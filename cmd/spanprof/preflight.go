@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spanprof/spanprof/perf"
+	"github.com/spanprof/spanprof/shadow"
 )
 
 // The checks that run, test and build make before anything is loaded,
@@ -54,7 +55,12 @@ func (f *profFlags) runMeasure() (name, from string) {
 	if m := os.Getenv("SPANPROF_MEASURE"); m != "" {
 		return m, "SPANPROF_MEASURE=" + m
 	}
-	return perf.Default(), "the default measure " + perf.Default()
+	mode := f.mode
+	if mode == "" {
+		mode = os.Getenv("SPANPROF_MODE")
+	}
+	d := shadow.DefaultMeasure(mode)
+	return d, "the default measure " + d
 }
 
 // checkMeasure probes the measure named, coming from from, and prints why it

@@ -35,15 +35,17 @@ The flags shared by run, test and build are:
 		Cilkview does, so results are deterministic; a spawn the analyzer
 		finds not elidable still runs as a goroutine. parallel runs every
 		spawn as a goroutine, in parallel, and is the mode for programs
-		whose goroutines talk to each other. With cpu (the default) or a
-		counter, each goroutine keeps its OS thread and measures it, which
-		costs tens of microseconds per goroutine.
+		whose goroutines talk to each other; it measures with the clock
+		unless -measure names another. With cpu or a counter, each
+		goroutine keeps its OS thread and measures it, which costs tens to
+		hundreds of microseconds per goroutine.
 		elision profiles nothing and runs every spawn as a plain call: the
 		serial elision, for timing the instrumentation's cost.
 	-measure ` + strings.Join(perf.Names(), "|") + `
-		what a strand's length is measured in (default ` + perf.Default() + `):
-		cpu is the profiled thread's running time, which leaves out the
-		time other processes take from it; clock is wall time.
+		what a strand's length is measured in (default ` + perf.Default() + `, and
+		clock in parallel mode): cpu is the profiled thread's running time,
+		which leaves out the time other processes take from it; clock is
+		wall time.
 	-count n|auto
 		run and test: run the program n times in serial mode and keep each
 		strand's shortest time over the runs (a deterministic program makes
@@ -145,7 +147,7 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	f := &profFlags{}
 	fs.StringVar(&f.out, "o", "", outUsage)
 	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
-	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+")")
+	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+"; clock in parallel mode)")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
 	return f

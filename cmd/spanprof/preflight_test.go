@@ -272,11 +272,11 @@ func TestMeasureHelp(t *testing.T) {
 		if want := "-measure " + strings.Join(perf.Names(), "|"); !strings.Contains(help, want) {
 			t.Errorf("spanprof help %s lacks %q", cmd, want)
 		}
-		if want := "(default " + perf.Default() + ")"; !strings.Contains(help, want) {
+		if want := "(default " + perf.Default() + ","; !strings.Contains(help, want) {
 			t.Errorf("spanprof help %s lacks %q", cmd, want)
 		}
 		_, flags, _ := spanprof(cmd, "-h")
-		if want := orList(perf.Names()) + " (default " + perf.Default() + ")"; !strings.Contains(strings.Join(strings.Fields(flags), " "), want) {
+		if want := orList(perf.Names()) + " (default " + perf.Default() + "; clock in parallel mode)"; !strings.Contains(strings.Join(strings.Fields(flags), " "), want) {
 			t.Errorf("spanprof %s -h lacks %q:\n%s", cmd, want, flags)
 		}
 	}

@@ -139,6 +139,32 @@
 // _spanprofTestMain and called from the generated one: the profile is
 // written when it returns, or when it calls os.Exit (rewritten as above).
 //
+// # Undo
+//
+// `spanprof rewrite -w` (Write) keeps, in BackupDir at the module root, the
+// original of every file it changes and what it wrote there, and a
+// manifest with the SHA-256 of what it wrote. Undo never destroys a change
+// made after the rewrite. A file still as written gets its original back,
+// byte for byte, with its permissions; a generated file still as written
+// is removed. In a file changed since, the changes (from what was written
+// to what is there) are carried over to the original by a three-way merge
+// of lines (merge.go): they apply unless they change a line that the
+// rewrite changed too, or insert where it inserted. Where they do not,
+// the file is left as it is, with the other files of its directory so that
+// the package still builds, and named with why (UndoResult.Left); it stays
+// in the manifest for a later Undo. A Go file with nothing of the rewrite
+// left (reverted by git checkout and edited) is left as it is, and one
+// removed since stays removed. A generated file changed since is left.
+// go.mod and go.sum go back with the last package.
+//
+// Write, on a tree whose backup is stale (its files reverted by other
+// means), keeps as the original of a Go file it rewrites again the file as
+// it is now, since only a package that is not rewritten is rewritten; for
+// go.mod and go.sum, the changes made since the earlier rewrite are carried
+// over to the original kept for them, and Write refuses, changing nothing,
+// if they do not apply. Entries whose files are their originals again are
+// dropped.
+//
 // # The runtime
 //
 // Rewritten code imports github.com/spanprof/spanprof/shadow. The spanprof

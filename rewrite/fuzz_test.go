@@ -112,10 +112,18 @@ var errTypes = errors.New("the input does not type-check")
 // must type-check (with import "C" allowed when fakeC).
 func rewriteFiles(t testing.TB, dir string, files map[string]string, fakeC bool) (*Result, error) {
 	t.Helper()
+	return rewriteFilesParsed(t, dir, files, fakeC, slices.Sorted(maps.Keys(files)))
+}
+
+// rewriteFilesParsed is rewriteFiles with the files parsed in the order
+// parseOrder gives (their names), which sets their bases in the file set,
+// as a parallel loader's order does; the package lists them sorted, as the
+// go command does.
+func rewriteFilesParsed(t testing.TB, dir string, files map[string]string, fakeC bool, parseOrder []string) (*Result, error) {
+	t.Helper()
 	fset := token.NewFileSet()
-	var syntax []*ast.File
-	var names []string
-	for _, n := range slices.Sorted(maps.Keys(files)) {
+	parsed := make(map[string]*ast.File)
+	for _, n := range parseOrder {
 		name := filepath.Join(dir, n)
 		if err := os.WriteFile(name, []byte(files[n]), 0o644); err != nil {
 			t.Fatal(err)
@@ -124,8 +132,13 @@ func rewriteFiles(t testing.TB, dir string, files map[string]string, fakeC bool)
 		if err != nil {
 			return nil, errTypes
 		}
-		syntax = append(syntax, f)
-		names = append(names, name)
+		parsed[n] = f
+	}
+	var syntax []*ast.File
+	var names []string
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		syntax = append(syntax, parsed[n])
+		names = append(names, filepath.Join(dir, n))
 	}
 	tpkg, info, err := typeCheckConf(t, fset, syntax, fakeC)
 	if err != nil {

@@ -200,7 +200,7 @@ func (ur *unitRewriter) escaping(byObj map[*types.Func]*forkjoin.Func) []*forkjo
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, func(a, b *ast.Ident) int { return int(a.Pos()) - int(b.Pos()) })
+	slices.SortFunc(ids, func(a, b *ast.Ident) int { return forkjoin.ComparePos(ur.fset, a.Pos(), b.Pos()) })
 	for _, id := range ids {
 		fn := ur.info.Uses[id].(*types.Func)
 		f := byObj[fn.Origin()]

@@ -369,8 +369,9 @@ func (ur *unitRewriter) calleeName(fun ast.Expr) string {
 	return fn.Pkg().Path() + "." + name
 }
 
-// plan decides what to do at every site, in source order, numbering the
-// sites of each table as it goes.
+// plan decides what to do at every site, in source order (by file name,
+// then offset: forkjoin.ComparePos), numbering the sites of each table as
+// it goes.
 func (ur *unitRewriter) plan() {
 	type item struct {
 		pos   token.Pos
@@ -391,7 +392,7 @@ func (ur *unitRewriter) plan() {
 	for _, c := range ur.res.Calls {
 		items = append(items, item{pos: c.Node.Pos(), call: c})
 	}
-	slices.SortStableFunc(items, func(a, b item) int { return int(a.pos) - int(b.pos) })
+	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(ur.fset, a.pos, b.pos) })
 	for _, it := range items {
 		if ur.fileOf(it.pos) == nil {
 			continue

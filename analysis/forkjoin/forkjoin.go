@@ -1,6 +1,7 @@
 package forkjoin
 
 import (
+	"cmp"
 	_ "embed"
 	"go/ast"
 	"go/constant"
@@ -8,6 +9,7 @@ import (
 	"go/types"
 	"reflect"
 	"slices"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 
@@ -54,25 +56,39 @@ func run(pass *analysis.Pass) (any, error) {
 		c.finishSpawn(s)
 	}
 	c.elide()
-	// Source order: by file in the order of pass.Files, then by offset.
-	// (token.Pos alone is not enough: the bases of files in a FileSet
-	// depend on the order a parallel loader parsed them in.)
-	fileIndex := make(map[*token.File]int, len(pass.Files))
-	for i, f := range pass.Files {
-		fileIndex[pass.Fset.File(f.Pos())] = i
-	}
-	byPos := func(a, b token.Pos) int {
-		fa, fb := pass.Fset.File(a), pass.Fset.File(b)
-		if fa != fb {
-			return fileIndex[fa] - fileIndex[fb]
-		}
-		return int(a) - int(b)
-	}
+	// Source order: by file name, then offset (ComparePos).
+	byPos := func(a, b token.Pos) int { return ComparePos(pass.Fset, a, b) }
 	slices.SortStableFunc(c.res.Spawns, func(a, b *Spawn) int { return byPos(a.Pos, b.Pos) })
 	slices.SortStableFunc(c.res.Signals, func(a, b *Signal) int { return byPos(a.Pos, b.Pos) })
 	slices.SortStableFunc(c.res.Waits, func(a, b *Wait) int { return byPos(a.Pos, b.Pos) })
 	slices.SortStableFunc(c.res.Calls, func(a, b *Call) int { return byPos(a.Node.Pos(), b.Node.Pos()) })
 	return c.res, nil
+}
+
+// ComparePos orders positions of fset in source order: by file name, then
+// offset. The token.Pos values alone are not: the bases of files in a
+// FileSet follow the order a loader parsed them in, which go/packages does
+// in parallel, so comparing them would order sites (and the rewriter's
+// output) differently from load to load. A position with no file comes
+// first.
+func ComparePos(fset *token.FileSet, a, b token.Pos) int {
+	fa, fb := fset.File(a), fset.File(b)
+	if fa == fb {
+		return cmp.Compare(a, b)
+	}
+	switch {
+	case fa == nil:
+		return -1
+	case fb == nil:
+		return 1
+	}
+	if c := strings.Compare(fa.Name(), fb.Name()); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(fa.Offset(a), fb.Offset(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b) // two files of one name: any fixed order
 }
 
 // A collector builds a Result.

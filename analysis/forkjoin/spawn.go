@@ -114,7 +114,7 @@ func (c *collector) goStmtJoin(s *Spawn) {
 			}
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b *Signal) int { return int(a.Pos) - int(b.Pos) })
+	slices.SortStableFunc(cands, func(a, b *Signal) int { return ComparePos(c.fset, a.Pos, b.Pos) })
 	for _, sig := range cands {
 		j := s.Map(sig.Join)
 		if j.Root == nil && !j.ref.call {

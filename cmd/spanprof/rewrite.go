@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spanprof/spanprof/rewrite"
@@ -24,15 +25,24 @@ rewritten files to standard output.
 	-w	write the rewritten files (atomically; the tree stays gofmt-clean)
 	-d	print a diff instead of writing
 	-l	list the files that would change
-	-undo	restore the original files exactly (go.mod and go.sum included)
+	-undo	restore the original files (go.mod and go.sum included)
 
--w keeps the originals in .spanprof/ at the module root, for -undo. It adds
-files named zz_spanprof*.go to the packages (the site tables and a TestMain),
-and to go.mod a requirement of the spanprof runtime replaced by a copy in the
-user cache directory, with the runtime's lines in go.sum. Rewriting a package
-that is rewritten already changes nothing; -undo PKGS restores those
-packages (go.mod and go.sum with the last of them), and -undo alone restores
-everything.
+-w keeps the originals in .spanprof/ at the module root, for -undo, with
+what it wrote. It adds files named zz_spanprof*.go to the packages (the site
+tables and a TestMain), and to go.mod a requirement of the spanprof runtime
+replaced by a copy in the user cache directory, with the runtime's lines in
+go.sum. Rewriting a package that is rewritten already changes nothing; -undo
+PKGS restores those packages (go.mod and go.sum with the last of them), and
+-undo alone restores everything.
+
+-undo never destroys a change made after the rewrite. A file still as -w
+wrote it gets its original back, byte for byte. In a file changed since,
+the changes are carried over to the original, as a three-way merge would,
+unless they change a line the rewrite changed: then the file (and the rest
+of its package) is left as it is, with one line naming it, and -undo exits
+with status 1. It prints how many files it restored. If files were reverted
+by other means (git checkout) and edited, a later -w keeps their new
+originals, not the old backups.
 
 After -w, "go test ./pkg -spanprofile=FILE" writes the span profile of the
 package's tests to FILE (the flag goes after the packages, as Go requires of
@@ -43,7 +53,8 @@ directives follow inserted code.
 A package that does not type-check, a read-only file, or a name starting
 with _spanprof in the code is refused with an error, and no file changes.
 
-Exit status: 0 on success, 2 on a usage error or a refusal.
+Exit status: 0 on success, 1 when -undo left a changed file as it is, 2 on a
+usage error or a refusal.
 `,
 	run: runRewrite,
 }
@@ -79,7 +90,7 @@ func runRewrite(c *command, args []string, stdout, stderr io.Writer) int {
 
 	prog, err := rewrite.Load(rewrite.Config{Mode: rewrite.InPlace, Tests: true}, fs.Args())
 	if err != nil {
-		errorf(stderr, "%v", err)
+		errorf(stderr, "%v%s", err, leftoverHint(wd))
 		return exitUsage
 	}
 	if err := prog.Inline(); err != nil {
@@ -151,20 +162,60 @@ func runUndo(wd string, pkgs []string, list bool, stdout, stderr io.Writer) int 
 		}
 		keep = func(dir string) bool { return dirs[dir] }
 	}
-	done, err := rewrite.Undo(root, keep)
-	if list {
-		for _, name := range done {
-			fmt.Fprintln(stdout, name)
+	res, err := rewrite.Undo(root, keep)
+	rel := func(name string) string {
+		if r, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(r, "..") {
+			return r
 		}
+		return name
+	}
+	if list {
+		for _, name := range slices.Concat(res.Restored, res.Merged) {
+			fmt.Fprintln(stdout, rel(name))
+		}
+	}
+	for _, f := range res.Left {
+		errorf(stderr, "%s: %s", rel(f.Path), f.Why)
 	}
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
-	if len(done) == 0 {
+	switch n := len(res.Restored) + len(res.Merged); {
+	case n > 0 && len(res.Merged) > 0:
+		fmt.Fprintf(stderr, "spanprof: restored %s (%d with your changes carried over)\n", countFiles(n), len(res.Merged))
+	case n > 0:
+		fmt.Fprintf(stderr, "spanprof: restored %s\n", countFiles(n))
+	case len(res.Left) == 0:
 		fmt.Fprintln(stderr, "spanprof: nothing to undo")
 	}
+	if len(res.Left) > 0 {
+		fmt.Fprintf(stderr, "spanprof: %s not restored; the originals are in %s\n", countFiles(len(res.Left)), filepath.Join(rel(root), rewrite.BackupDir, "orig"))
+		return exitFailed
+	}
 	return exitOK
+}
+
+// countFiles spells a count of files.
+func countFiles(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
+
+// leftoverHint explains a load error in a tree that an earlier rewrite -w
+// left half reverted (git checkout restores the rewritten files and go.mod
+// but leaves the generated ones): "" if the module has no backup.
+func leftoverHint(wd string) string {
+	root, err := moduleRoot(wd)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(root, rewrite.BackupDir, "manifest.json")); err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s holds an earlier spanprof rewrite -w: spanprof rewrite -undo first)", rewrite.BackupDir)
 }
 
 // moduleRoot returns the root directory of the module containing dir.

@@ -20,7 +20,13 @@
 //
 // Usage:
 //
-//	fib [-n n] [-serial]
+//	fib [-n n] [-cutoff c] [-serial]
+//
+// With -cutoff c, fib(n) for n < c runs serialFib instead of spawning: the
+// strands grow from a few additions to a serial subtree each, and the
+// golden ratio of the two sites' top-caller work stays, since every leaf
+// subtree of the same n costs the same. The default, 0, is the paper's
+// fib, with no cutoff.
 //
 // With -serial it runs the same recursion with no goroutines, the sequential
 // baseline for speedup measurements (a loop would compute fib(n) in O(n)
@@ -53,6 +59,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("fib", flag.ExitOnError)
 	n := fs.Int("n", 29, "compute fib(`n`)")
 	serial := fs.Bool("serial", false, "run the recursion without goroutines, the sequential baseline")
+	fs.IntVar(&cutoff, "cutoff", 0, "compute fib(n) for n below `c` serially, with no goroutines (0: spawn all the way down, as the paper does)")
 	fs.Parse(args)
 	if *n < 0 || *n > 92 {
 		// fib(93) overflows an int64.
@@ -72,11 +79,17 @@ func run(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// cutoff is the -cutoff flag: below it fib runs serially.
+var cutoff int
+
 // fib returns the nth Fibonacci number, computing fib(n-1) on a new goroutine
 // while it computes fib(n-2).
 func fib(n int) int {
 	if n < 2 {
 		return n
+	}
+	if n < cutoff {
+		return serialFib(n)
 	}
 	var g errgroup.Group
 	var x int

@@ -260,7 +260,10 @@ func (e *Engine) tickAt(now uint64) {
 	}
 	d := raw - e.overhead
 	if d <= 0 {
-		e.subtracted += raw
+		// A reading behind the last (an unordered TSC read, a clock
+		// stepped back) subtracts nothing: the total must never go
+		// negative.
+		e.subtracted += max(raw, 0)
 		return
 	}
 	e.subtracted += e.overhead

@@ -113,3 +113,23 @@ func TestTrustFigures(t *testing.T) {
 		t.Errorf("a run that moved threads: run delay %d, want -1 (unknown)", moved.RunDelay)
 	}
 }
+
+// TestSubtractedNeverNegative: a reading behind the last (an unordered TSC
+// read, a clock stepped back) must not make the subtracted total negative,
+// as it did in 13 profiles of real test suites ("-301,142 ns in all").
+func TestSubtractedNeverNegative(t *testing.T) {
+	tab := &siteTable{}
+	tab.add([]SiteInfo{{File: "t.go", Line: 3, Func: "main.f", Caller: "main.main", Kind: spanprofile.KindCall}})
+	m := &synthetic{now: 1_000_000}
+	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Overhead: 10}, tab)
+	for range 100 {
+		m.now -= 500 // backwards
+		e.CallBegin(0)
+		m.now += 100
+		e.CallEnd()
+	}
+	p := e.Stop()
+	if p.Subtracted < 0 || p.Work < 0 {
+		t.Errorf("subtracted %d, work %d: want neither negative", p.Subtracted, p.Work)
+	}
+}

@@ -45,6 +45,9 @@ type Summary struct {
 	SitesNotExecuted int    `json:"sites_not_executed"`
 	// Warnings are the text report's warnings (see Warnings).
 	Warnings []string `json:"warnings"`
+	// Ended says how a run that did not complete ended (deadlock,
+	// watchdog, "signal SIGINT", "exit 3"); absent when it completed.
+	Ended string `json:"ended,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -82,6 +85,9 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes, Procs: p.Procs,
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
+	}
+	if p.Partial() {
+		s.Ended = p.Ended
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

@@ -166,6 +166,7 @@ func Stop() error {
 		}
 		p.TimeNanos = started.UnixNano()
 		p.DurationNanos = int64(time.Since(started))
+		p.Ended = runEnded()
 		if measure != nil {
 			measure.Close()
 		}

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/spanprof/spanprof/spanprofile"
@@ -167,6 +168,7 @@ type Engine struct {
 	sink    value
 	sinkTb  int64
 	stopped bool
+	halting atomic.Bool // a signal is ending the run (halt, signal.go)
 }
 
 // NewEngine starts a run measured by cfg.Measure over the sites of the
@@ -222,7 +224,12 @@ func (e *Engine) growSites() {
 
 // tick ends the current strand: it reads the measure, subtracts the
 // instrumentation's own cost and charges the rest to the innermost frame.
-func (e *Engine) tick() { e.tickAt(e.gstate.m.Read()) }
+func (e *Engine) tick() {
+	if e.halting.Load() {
+		e.halted()
+	}
+	e.tickAt(e.gstate.m.Read())
+}
 
 // restart starts the next strand after an event, where the measure is
 // cheap enough to read twice per event (the clock): the engine's own work

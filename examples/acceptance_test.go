@@ -4,12 +4,14 @@
 // default, and its profile is checked for what the Cilkprof and Cilkview
 // case studies found.
 //
-// The runs count instructions, not time. The clock measures wall time, and
-// on a shared machine (or under `go test ./...`, which runs other test
-// binaries on the same cores) other processes stretch random strands: the
-// parallelism of matmul's multiply read 32 alone and 7 under load. A count of
+// The runs count instructions where the hardware counts them: a count of
 // the instructions each strand executes does not depend on who else runs.
-// Where the counter cannot be opened the tests skip, saying why.
+// Elsewhere (VMs, containers, CI) they measure with the default, cpu, which
+// excludes the time other processes take from the profiled thread, over
+// several runs that keep each strand's shortest time (-count): on a 2-core
+// VM with both cores kept busy by other processes, the raw clock read
+// matmul's multiply at parallelism 7 where it is 32. No test here skips for
+// want of counters.
 package examples_test
 
 import (
@@ -59,14 +61,7 @@ func profileWith(t *testing.T, flags []string, name string, args ...string) *spa
 	if testing.Short() {
 		t.Skip("builds and profiles an example")
 	}
-	runtime.LockOSThread()
-	m, err := perf.Open(perf.Instructions)
-	runtime.UnlockOSThread()
-	if err != nil {
-		t.Skipf("the acceptance cases count instructions: %v", err)
-	}
-	m.Close()
-	flags = append([]string{"-measure", "instructions"}, flags...)
+	flags = append(measureFlags(t), flags...)
 	out := filepath.Join(t.TempDir(), name+".pb.gz")
 	cmdArgs := append(append([]string{"run", "-o", out}, flags...), "./"+name, "--")
 	cmd := exec.Command(spanprofBin, append(cmdArgs, args...)...)
@@ -78,6 +73,20 @@ func profileWith(t *testing.T, flags []string, name string, args ...string) *spa
 		t.Fatal(err)
 	}
 	return p
+}
+
+// measureFlags returns the measure the acceptance runs use: instructions
+// where the hardware counts them, else the default measure over three runs.
+func measureFlags(t *testing.T) []string {
+	runtime.LockOSThread()
+	m, err := perf.Open(perf.Instructions)
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Logf("no instruction counter (%v): measuring with cpu, the default, over 3 runs", err)
+		return []string{"-count", "3"}
+	}
+	m.Close()
+	return []string{"-measure", "instructions"}
 }
 
 // site returns the measurements of the site whose Func is fn and whose
@@ -197,7 +206,10 @@ func TestStencilGrainInnerVersusOuter(t *testing.T) {
 	if bp := inner.BurdenedParallelism(); bp >= 1 {
 		t.Errorf("inner loop: burdened parallelism %.2f, want below 1 (parallelism %.1f, burden %d ns)", bp, inner.Parallelism(), inner.Burden)
 	}
-	if bp := outer.BurdenedParallelism(); bp < 2 || bp < 2*inner.BurdenedParallelism() {
+	// The whole run's figure includes the serial set-up of the grid, whose
+	// page faults the cpu measure counts (kernel time) and user-mode
+	// instructions do not: 1.9 with cpu here, higher in instructions.
+	if bp := outer.BurdenedParallelism(); bp < 1.5 || bp < 4*inner.BurdenedParallelism() {
 		t.Errorf("outer loop: burdened parallelism %.2f, want well above the inner loop's %.2f", bp, inner.BurdenedParallelism())
 	}
 }

@@ -245,9 +245,9 @@ func (c *counter) userReadFaster() bool {
 // openError explains a perf_event_open failure in one line, naming the cause
 // and the measure to fall back to.
 func openError(name string, hardware bool, err error) *OpenError {
-	e := &OpenError{Measure: name, Err: err, Fallback: "use -measure clock"}
+	e := &OpenError{Measure: name, Err: err, Fallback: "use -measure cpu (the default)"}
 	if hardware {
-		e.Fallback = "use -measure clock or -measure task-clock"
+		e.Fallback = "use -measure cpu (the default) or task-clock"
 	}
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
@@ -270,16 +270,16 @@ func openError(name string, hardware bool, err error) *OpenError {
 		}
 	case unix.ENOSYS:
 		e.Cause = "this kernel has no perf_event_open (" + en + ")"
-		e.Fallback = "use -measure clock"
+		e.Fallback = "use -measure cpu (the default)"
 	case unix.EACCES, unix.EPERM:
 		// Task-clock needs the same permission, so only clock remains.
-		e.Fallback = "use -measure clock"
+		e.Fallback = "use -measure cpu (the default)"
 		switch level, ok := perfEventParanoid(); {
 		case !ok:
 			e.Cause = "permission denied (" + en + ")"
 		case level > 2:
 			e.Cause = "permission denied by kernel.perf_event_paranoid=" + strconv.Itoa(level) + " (" + en + ")"
-			e.Fallback = "use -measure clock, or allow user-mode counting with sysctl kernel.perf_event_paranoid=2"
+			e.Fallback = "use -measure cpu (the default), or allow user-mode counting with sysctl kernel.perf_event_paranoid=2"
 		default:
 			e.Cause = "permission denied although kernel.perf_event_paranoid=" + strconv.Itoa(level) +
 				", perhaps by a seccomp filter or security module (" + en + ")"

@@ -50,25 +50,25 @@ func TestOpenErrorMessages(t *testing.T) {
 		want     string
 	}{
 		{"instructions", true, unix.ENOENT, "",
-			"perf: cannot open instructions counter: hardware counters are not supported on this machine (ENOENT); use -measure clock or -measure task-clock"},
+			"perf: cannot open instructions counter: hardware counters are not supported on this machine (ENOENT); use -measure cpu (the default) or task-clock"},
 		{"cycles", true, unix.EOPNOTSUPP, "",
-			"perf: cannot open cycles counter: hardware counters are not supported on this machine (EOPNOTSUPP); use -measure clock or -measure task-clock"},
+			"perf: cannot open cycles counter: hardware counters are not supported on this machine (EOPNOTSUPP); use -measure cpu (the default) or task-clock"},
 		{"task-clock", false, unix.ENODEV, "",
-			"perf: cannot open task-clock counter: this perf event is not supported on this machine (ENODEV); use -measure clock"},
+			"perf: cannot open task-clock counter: this perf event is not supported on this machine (ENODEV); use -measure cpu (the default)"},
 		{"instructions", true, unix.EACCES, level("3"),
-			"perf: cannot open instructions counter: permission denied by kernel.perf_event_paranoid=3 (EACCES); use -measure clock, or allow user-mode counting with sysctl kernel.perf_event_paranoid=2"},
+			"perf: cannot open instructions counter: permission denied by kernel.perf_event_paranoid=3 (EACCES); use -measure cpu (the default), or allow user-mode counting with sysctl kernel.perf_event_paranoid=2"},
 		{"cycles", true, unix.EPERM, level("2"),
-			"perf: cannot open cycles counter: permission denied although kernel.perf_event_paranoid=2, perhaps by a seccomp filter or security module (EPERM); use -measure clock"},
+			"perf: cannot open cycles counter: permission denied although kernel.perf_event_paranoid=2, perhaps by a seccomp filter or security module (EPERM); use -measure cpu (the default)"},
 		{"task-clock", false, unix.EACCES, filepath.Join(dir, "missing"),
-			"perf: cannot open task-clock counter: permission denied (EACCES); use -measure clock"},
+			"perf: cannot open task-clock counter: permission denied (EACCES); use -measure cpu (the default)"},
 		{"instructions", true, unix.ENOSYS, "",
-			"perf: cannot open instructions counter: this kernel has no perf_event_open (ENOSYS); use -measure clock"},
+			"perf: cannot open instructions counter: this kernel has no perf_event_open (ENOSYS); use -measure cpu (the default)"},
 		{"instructions", true, unix.EMFILE, "",
-			"perf: cannot open instructions counter: too many open files (EMFILE); use -measure clock or -measure task-clock"},
+			"perf: cannot open instructions counter: too many open files (EMFILE); use -measure cpu (the default) or task-clock"},
 		{"cycles", true, unix.EINVAL, "",
-			"perf: cannot open cycles counter: perf_event_open: invalid argument (EINVAL); use -measure clock or -measure task-clock"},
+			"perf: cannot open cycles counter: perf_event_open: invalid argument (EINVAL); use -measure cpu (the default) or task-clock"},
 		{"cycles", true, errors.New("odd failure"), "",
-			"perf: cannot open cycles counter: odd failure; use -measure clock or -measure task-clock"},
+			"perf: cannot open cycles counter: odd failure; use -measure cpu (the default) or task-clock"},
 	}
 	for _, tt := range tests {
 		paranoidPath = tt.paranoid
@@ -97,7 +97,7 @@ func TestOpenErrorFromKernel(t *testing.T) {
 	if errors.Is(err, fs.ErrPermission) {
 		t.Skip(err.Error())
 	}
-	want := "perf: cannot open instructions counter: hardware counters are not supported on this machine (ENOENT); use -measure clock or -measure task-clock"
+	want := "perf: cannot open instructions counter: hardware counters are not supported on this machine (ENOENT); use -measure cpu (the default) or task-clock"
 	if err.Error() != want {
 		t.Errorf("got  %s\nwant %s", err, want)
 	}

@@ -12,7 +12,7 @@ func openCounter(name, unit string, hardware bool) (Measure, error) {
 	e := &OpenError{
 		Measure:  name,
 		Cause:    "perf events need Linux, not " + runtime.GOOS,
-		Fallback: "use -measure clock",
+		Fallback: "use -measure cpu (the default)",
 		Err:      errors.ErrUnsupported,
 	}
 	return nil, e

@@ -10,7 +10,7 @@ import (
 
 func TestOpenCounterOutsideLinux(t *testing.T) {
 	_, err := Open(Instructions)
-	want := "perf: cannot open instructions counter: perf events need Linux, not " + runtime.GOOS + "; use -measure clock"
+	want := "perf: cannot open instructions counter: perf events need Linux, not " + runtime.GOOS + "; use -measure cpu (the default)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open(instructions) error = %v, want %s", err, want)
 	}

@@ -9,7 +9,7 @@
 // only where the measure has no cheaper way (see README.md for the cost of
 // each).
 //
-// Per-thread measures (instructions, cycles, task-clock) count for the OS
+// Per-thread measures (cpu, instructions, cycles, task-clock) count for the OS
 // thread that opened them: open and read them from a goroutine locked with
 // runtime.LockOSThread.
 package perf
@@ -23,8 +23,8 @@ import (
 // Measure reads a monotonically non-decreasing counter of the calling OS
 // thread (or the process, for clock).
 type Measure interface {
-	// Name is the measure's name: "clock", "instructions", "cycles",
-	// "task-clock" or "synthetic".
+	// Name is the measure's name: "cpu", "clock", "instructions",
+	// "cycles", "task-clock" or "synthetic".
 	Name() string
 	// Unit is the unit of Read: "nanoseconds", "instructions" or "cycles".
 	Unit() string
@@ -32,7 +32,8 @@ type Measure interface {
 	// reads mean anything. It is the hot path.
 	Read() uint64
 	// PerThread reports whether values are per OS thread, so the caller must
-	// runtime.LockOSThread while measuring (instructions, cycles, task-clock).
+	// runtime.LockOSThread while measuring (cpu, instructions, cycles,
+	// task-clock).
 	PerThread() bool
 	// Close releases the measure's resources. Closing twice is harmless;
 	// Read after Close returns the last value read.
@@ -41,6 +42,9 @@ type Measure interface {
 
 // The names that Open accepts.
 const (
+	// CPU is the thread's running time: the clock between events,
+	// corrected by the thread's CPU time (cpu.go). It is the default.
+	CPU          = "cpu"
 	Clock        = "clock"
 	Instructions = "instructions"
 	Cycles       = "cycles"
@@ -60,7 +64,7 @@ const (
 // Names returns the user-selectable measures, in the order a flag's help
 // should list them.
 func Names() []string {
-	return []string{Clock, Instructions, Cycles, TaskClock}
+	return []string{CPU, Clock, Instructions, Cycles, TaskClock}
 }
 
 // Open opens the named measure. For per-thread measures the calling goroutine
@@ -71,6 +75,12 @@ func Names() []string {
 // message names the cause and the measure to use instead.
 func Open(name string) (Measure, error) {
 	switch name {
+	case CPU:
+		c, err := openCPU(DefaultPeriod)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	case Clock:
 		return openClock(), nil
 	case Instructions:
@@ -82,7 +92,7 @@ func Open(name string) (Measure, error) {
 	case SyntheticName:
 		return NewSynthetic(), nil
 	}
-	return nil, fmt.Errorf("perf: unknown measure %q (want clock, instructions, cycles or task-clock)", name)
+	return nil, fmt.Errorf("perf: unknown measure %q (want cpu, clock, instructions, cycles or task-clock)", name)
 }
 
 // OpenError reports why a counter could not be opened.
@@ -99,9 +109,9 @@ func (e *OpenError) Error() string {
 
 func (e *OpenError) Unwrap() error { return e.Err }
 
-// Source says how m is read, for reports and logs: "tsc" (RDTSCP scaled to
-// nanoseconds), "nanotime" (the runtime's monotonic
-// clock), "rdpmc" (hardware counter read from user space), "read(2)" (counter
+// Source says how m is read, for reports and logs: "tsc" (RDTSC scaled to
+// nanoseconds), "nanotime" (the runtime's monotonic clock), either followed
+// by "+thread-cputime" for cpu, "rdpmc" (hardware counter read from user space), "read(2)" (counter
 // read through the perf file descriptor), or "synthetic". It returns "" for a
 // Measure from elsewhere.
 func Source(m Measure) string {

@@ -48,6 +48,9 @@ type Summary struct {
 	// Ended says how a run that did not complete ended (deadlock,
 	// watchdog, "signal SIGINT", "exit 3"); absent when it completed.
 	Ended string `json:"ended,omitempty"`
+	// Trust says how far to trust the numbers (spanprofile.Trust); absent
+	// when the profile does not say.
+	Trust *spanprofile.Trust `json:"trust,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -85,6 +88,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes, Procs: p.Procs,
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
+		Trust:    p.Trust,
 	}
 	if p.Partial() {
 		s.Ended = p.Ended

@@ -243,6 +243,7 @@ func Warnings(p *spanprofile.Profile) []string {
 			"so work and parallelism are overstated; profile with -measure instructions to count only what ran",
 			duration(float64(p.Work)), p.Procs, duration(float64(p.DurationNanos))))
 	}
+	out = append(out, trustWarnings(p)...)
 	if p.Spawns > 0 && p.BurdenedSpan > 0 && p.BurdenedParallelism() < 1 {
 		out = append(out, "burdened parallelism is below 1: scheduling costs outweigh the parallelism, "+
 			"so the program may run slower in parallel than serially; coarsen the parallel grain "+

@@ -44,6 +44,12 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	} else {
 		line("Overhead subtracted", quantity(p.Overhead, unit)+" per event, "+quantity(p.Subtracted, unit)+" in all")
 	}
+	if tl := trustLines(p); len(tl) > 0 {
+		e.printf("\nTrust\n")
+		for _, l := range tl {
+			line(l[0], l[1])
+		}
+	}
 	for _, warning := range Warnings(p) {
 		e.printf("Warning: %s.\n", wrap(warning, 78, "  "))
 	}

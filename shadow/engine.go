@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 
@@ -148,6 +149,18 @@ type Engine struct {
 
 	cct    *contexts
 	onWork []spanprofile.Measurement // per context
+	// sizes is, per context, a histogram of its invocations' local work
+	// by powers of two (sizeBuckets a context): whether they are alike,
+	// which tells a critical path of noisy strands (trust.go's outliers).
+	sizes []uint32
+
+	// merge takes each strand's minimum over this run and the runs before
+	// it (strands.go); nil in a run that is not one of several.
+	merge *strands
+
+	// moved says the engine moved to another thread (a test binary hands
+	// it from test to test), so one thread's run delay is not the run's.
+	moved bool
 
 	pp    profPool
 	rp    recordPool
@@ -189,7 +202,7 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 	e.tasks = append(e.tasks, task{base: 0})
 	e.frames = append(e.frames, frame{id: e.nextID, site: -1, conn: true})
 	e.nextID++
-	e.twoReads = cfg.MeasureName == "clock"
+	e.twoReads = cfg.MeasureName == "clock" || cfg.MeasureName == "cpu"
 	if cfg.Mode == "parallel" {
 		e.enablePar()
 	}
@@ -249,6 +262,9 @@ func (e *Engine) tickAt(now uint64) {
 	raw := int64(now - e.last)
 	e.last = now
 	e.seq++
+	if e.merge != nil {
+		raw = e.mergeStrand(raw)
+	}
 	d := raw - e.overhead
 	if d <= 0 {
 		e.subtracted += raw
@@ -324,8 +340,10 @@ func (e *Engine) finish(f *frame, tk *task) int64 {
 	}
 	for int(f.ctx) >= len(e.onWork) {
 		e.onWork = append(e.onWork, spanprofile.Measurement{})
+		e.sizes = append(e.sizes, make([]uint32, sizeBuckets)...)
 	}
 	w := &e.onWork[f.ctx]
+	e.sizes[int(f.ctx)*sizeBuckets+bits.Len64(uint64(max(f.ownWork, 0)))]++
 	w.Local.Count++
 	w.Local.Work += f.ownWork
 	w.Local.Span += f.o
@@ -579,4 +597,20 @@ func (e *Engine) offerSink(v *value) {
 		e.pp.init(&e.sink.path)
 		e.sink.t, e.sink.path, e.hasSink = v.t, e.pp.hold(&v.path), true
 	}
+}
+
+// mergeStrand returns the length of the strand that just ended, raw as this
+// run read it, merged with the runs before (strands.go).
+//
+//go:noinline
+func (e *Engine) mergeStrand(raw int64) int64 {
+	if e.par.on.Load() {
+		// Goroutines that run for real end their strands in the order the
+		// scheduler picks: no two runs match.
+		e.merge.stopAt("goroutines ran in parallel, so no two runs' strands match")
+		return raw
+	}
+	f := &e.frames[len(e.frames)-1]
+	tag := uint64(uint32(f.site+1)) | uint64(len(e.frames))<<32 | uint64(len(e.tasks))<<48
+	return e.merge.merge(raw, tag)
 }

@@ -41,6 +41,7 @@ func begin() *Engine {
 			// accounting, which finds states by goroutine (enablePar).
 			e.owner, e.root.g = g, g
 			handOver()
+			e.rebind()
 			return e
 		}
 		ignored.Add(1)

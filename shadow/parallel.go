@@ -92,6 +92,7 @@ func (e *Engine) lock(now uint64) *gstate {
 		e.par.byG[g] = e.root
 		st = e.root
 		handOver()
+		e.rebind()
 	}
 	if st == nil || e.stopped {
 		e.par.mu.Unlock()
@@ -234,6 +235,32 @@ func (e *Engine) spawnG(site SiteID) *gstate {
 	e.gstate = p
 	e.par.live++
 	return c
+}
+
+// rebind gives the root state a measure of the calling goroutine's thread
+// when the measure counts per thread. In a test binary the engine moves
+// from test goroutine to test goroutine (gate.go), and a measure opened on
+// the first one's thread would go on counting that thread: the new owner
+// keeps its thread for the rest of its life and opens a measure of its own.
+// The time between the last event of the old owner and the first of the
+// new (the testing package starting the next test) is no strand's.
+func (e *Engine) rebind() {
+	e.moved = true
+	if !e.cfg.PerThread || e.cfg.Open == nil {
+		return
+	}
+	runtime.LockOSThread()
+	m, closeM, err := e.cfg.Open()
+	if err != nil {
+		runtime.UnlockOSThread()
+		openFailed.Add(1)
+		return
+	}
+	if e.root.close != nil {
+		e.root.close()
+	}
+	e.root.m, e.root.close = m, closeM
+	e.root.last = m.Read()
 }
 
 // startG runs first on a goroutine spawned with state c.

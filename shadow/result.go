@@ -87,6 +87,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 			OnSpan: onSpan[ctx],
 		})
 	}
+	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
 	return p
 }
 

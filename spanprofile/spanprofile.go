@@ -116,6 +116,9 @@ type Profile struct {
 	// status); "" or "completed" when it did. The profile then holds what
 	// ran until then.
 	Ended string `json:"ended,omitempty"`
+	// Trust says how far to trust the numbers; nil when unknown (a
+	// profile from an older spanprof, or built by hand).
+	Trust *Trust `json:"trust,omitempty"`
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`
@@ -123,3 +126,51 @@ type Profile struct {
 
 // Partial reports whether the run did not complete (see Ended).
 func (p *Profile) Partial() bool { return p.Ended != "" && p.Ended != "completed" }
+
+// Trust says how far to trust a profile's numbers: how much the machine
+// interfered with the run, and what the measure did about it. Every field
+// is 0 when unknown.
+type Trust struct {
+	// CPUs is the number of CPUs the machine has, and OtherCPU the CPU
+	// time, in nanoseconds, that other processes used on them during the
+	// run (all CPUs together): other processes' load.
+	CPUs     int64 `json:"cpus,omitempty"`
+	OtherCPU int64 `json:"other_cpu,omitempty"`
+	// Steal is the time, in nanoseconds over all CPUs, that the hypervisor
+	// ran something else while the machine's CPUs wanted to run.
+	Steal int64 `json:"steal,omitempty"`
+	// RunDelay is the time, in nanoseconds, that the profiled thread was
+	// ready to run but waited for a CPU; -1 when the run moved from thread
+	// to thread (a test binary) and the figure would be partial.
+	RunDelay int64 `json:"run_delay,omitempty"`
+	// Excluded is the clock time, in nanoseconds, that the cpu measure
+	// subtracted from strands because their thread was not running, in
+	// Corrections corrections out of Checks reads of the thread's CPU time.
+	Excluded    int64 `json:"excluded,omitempty"`
+	Corrections int64 `json:"corrections,omitempty"`
+	Checks      int64 `json:"checks,omitempty"`
+	// Runs is how many runs of the program the profile merged (-count),
+	// each strand its shortest length over them; 0 or 1 for one run.
+	// RunsNote says why fewer runs than asked for were merged.
+	Runs     int64  `json:"runs,omitempty"`
+	RunsNote string `json:"runs_note,omitempty"`
+	// Counters says the profiled machine counts instructions (a counter
+	// opened at the end of the run), so the report can name that remedy.
+	Counters bool `json:"counters,omitempty"`
+	// Outliers are the calling contexts whose invocations on the critical
+	// path read far longer than the context's invocations on average,
+	// although those are alike: the span then picked out noisy strands.
+	Outliers []Outlier `json:"outliers,omitempty"`
+}
+
+// Outlier is a calling context whose invocations on the critical path read
+// far above its average (Trust.Outliers).
+type Outlier struct {
+	// Context indexes Profile.Contexts.
+	Context int `json:"context"`
+	// PathMean is the mean local work of the context's invocations on the
+	// critical path, Mean and StdDev those of all its invocations.
+	PathMean float64 `json:"path_mean"`
+	Mean     float64 `json:"mean"`
+	StdDev   float64 `json:"stddev"`
+}

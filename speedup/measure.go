@@ -20,6 +20,13 @@ type Sample struct {
 	// over the threads: Linux's run_delay, sampled while the process runs
 	// (see Run). It is 0 where the system does not report it.
 	Delay float64
+
+	// Others is the processor time, in seconds, that other processes of
+	// the machine (and the hypervisor's steal, Steal of it) took while the
+	// program ran, and Machine the processor time the machine had
+	// meanwhile, its CPUs times the wall time: see OthersDuring. Machine
+	// is 0 where /proc/stat is not there to read, and Others then too.
+	Others, Steal, Machine float64
 }
 
 // pollInterval is how often Run samples the threads' run delay. The delay a
@@ -38,7 +45,12 @@ const pollInterval = 10 * time.Millisecond
 // read from each: the sum is Sample.Delay. A process's own schedstat counts
 // only its first thread, and a process that has exited has no threads left
 // to read, hence the polling.
+//
+// It reads /proc/stat just before the process starts and just after it is
+// waited for: the machine's busy time in between, less the process's own,
+// is the time other processes took (Sample.Others).
 func Run(cmd *exec.Cmd) (Sample, error) {
+	before, haveStat := readCPUTimes()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Sample{}, err
@@ -51,8 +63,15 @@ func Run(cmd *exec.Cmd) (Sample, error) {
 	wall := time.Since(start)
 	close(done)
 	wg.Wait()
+	after, haveAfter := readCPUTimes()
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	return Sample{Wall: wall.Seconds(), CPU: cpu.Seconds(), Delay: delay.Seconds()}, err
+	s := Sample{Wall: wall.Seconds(), CPU: cpu.Seconds(), Delay: delay.Seconds()}
+	if haveStat && haveAfter {
+		d := after.Sub(before)
+		s.Others, s.Machine = OthersDuring(d, s.CPU)
+		s.Steal = min(d.Steal, s.Others)
+	}
+	return s, err
 }
 
 // pollDelay samples the run delay of the threads of process pid until done

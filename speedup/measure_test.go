@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +42,13 @@ func TestRunIdle(t *testing.T) {
 		}
 		if s.Wall <= 0 || s.CPU < 0 || s.Delay < 0 {
 			t.Fatalf("%v: sample %+v, want a positive wall time", argv, s)
+		}
+		// /proc/stat counts every CPU's time in ticks: the machine's time
+		// is about NumCPU·wall, to a few ticks a CPU.
+		if _, err := os.Stat("/proc/stat"); err == nil {
+			if want := float64(runtime.NumCPU()) * s.Wall; s.Machine < want-0.05*float64(runtime.NumCPU()) || s.Machine > want+0.05*float64(runtime.NumCPU()) || s.Others < 0 || s.Others > s.Machine {
+				t.Errorf("%v: the machine's time %.3f s, others %.3f s; want about %.3f s (NumCPU·wall) and others in [0, that]", argv, s.Machine, s.Others, want)
+			}
 		}
 		t.Logf("GOMAXPROCS=%d %v: %+v, idle %.3f s", procs, argv[1:], s, s.Idle(procs))
 		return s

@@ -8,10 +8,12 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -32,6 +34,11 @@ type Chart struct {
 	Title    string // the first line of the title, naming the program
 	Subtitle string // a second line, the measurements that set the scale
 	Points   []Point
+
+	// Busy, when not "", is a third line, in red: the machine was busy
+	// (Load.Warning). The gap the notes call inflation is then named for
+	// other processes' load as well.
+	Busy string
 }
 
 // A curve is one line of the plot and its legend entry.
@@ -87,6 +94,9 @@ var notes = []string{
 	"maximal to idle-specific: idle time",
 	"maximal to inflation-specific: inflation",
 }
+
+// busyNote replaces the last of notes on a busy machine.
+const busyNote = "maximal to inflation-specific: inflation + other processes' load"
 
 // boundsNote explains the scale of the bounds, when they are drawn.
 const boundsNote = "band: Cilkview bounds × T_s/T_1"
@@ -224,6 +234,9 @@ func (ch Chart) plot() (*plot.Plot, *plot.Legend, []string, error) {
 
 	p.Add(edges...)
 	notes := notes
+	if ch.Busy != "" {
+		notes = append(slices.Clone(notes[:len(notes)-1]), busyNote)
+	}
 	if bounds != nil {
 		legend.Add("Cilkview bounds (span profile)", bounds...)
 		notes = append(slices.Clip(notes), boundsNote)
@@ -264,16 +277,22 @@ func (ch Chart) render(c draw.Canvas) error {
 	// over the axes only) would not: the subtitle is long.
 	y := c.Max.Y - vg.Points(6)
 	for _, t := range []struct {
-		text string
-		size vg.Length
-	}{{ch.Title, 14}, {ch.Subtitle, 11}} {
+		text  string
+		size  vg.Length
+		color color.Color
+	}{{ch.Title, 14, nil}, {ch.Subtitle, 11, nil}, {ch.Busy, 9.5, vermilion}} {
 		if t.text == "" {
 			continue
 		}
 		sty := p.Title.TextStyle
 		sty.Font.Size = t.size
-		c.FillText(sty, vg.Point{X: c.Center().X, Y: y}, t.text)
-		y -= sty.Rectangle(t.text).Size().Y + vg.Points(3)
+		if t.color != nil {
+			sty.Color = t.color
+		}
+		for _, line := range wrap(sty, t.text, c.Size().X-vg.Points(16)) {
+			c.FillText(sty, vg.Point{X: c.Center().X, Y: y}, line)
+			y -= sty.Rectangle(line).Size().Y + vg.Points(3)
+		}
 	}
 	body := draw.Crop(c, vg.Points(4), 0, vg.Points(4), y-c.Max.Y-vg.Points(6))
 
@@ -296,6 +315,28 @@ func (ch Chart) render(c draw.Canvas) error {
 		ny -= noteStyle.Rectangle(n).Size().Y + vg.Points(2)
 	}
 	return nil
+}
+
+// wrap breaks text at spaces into lines no wider than width in style sty;
+// a word wider than width gets a line of its own.
+func wrap(sty text.Style, s string, width vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		next := w
+		if line != "" {
+			next = line + " " + w
+		}
+		if line != "" && sty.Rectangle(next).Size().X > width {
+			lines = append(lines, line)
+			next = w
+		}
+		line = next
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // WriteSVG writes the chart as an SVG image of Width by Height.

@@ -47,6 +47,13 @@ type Measurement struct {
 	Procs int     // P, the GOMAXPROCS of the runs
 	Time  float64 // T_P, wall-clock seconds
 	Idle  float64 // I_P, processor-seconds
+
+	// Others is the processor time other processes took during a run
+	// (Sample.Others), NaN when not measured, and Wait the time the
+	// program's threads waited for a CPU (Sample.Delay), in
+	// processor-seconds. Both are in W_P, and so in F_P, whose runs they
+	// slowed; they are reported, not subtracted.
+	Others, Wait float64
 }
 
 // Input is everything the curves are computed from.
@@ -85,6 +92,10 @@ type Point struct {
 	// Upper and Lower are Cilkview's bounds scaled to speedups over T_s
 	// (see Factor); NaN without a profile.
 	Upper, Lower float64
+
+	// Others and Wait are the Measurement's: the load of other processes
+	// during a run at P, and the program's wait for a CPU.
+	Others, Wait float64
 }
 
 // Factor computes the factored speedup curves, one Point per measurement.
@@ -152,6 +163,9 @@ func Factor(in Input) ([]Point, error) {
 
 			Upper: math.NaN(),
 			Lower: math.NaN(),
+
+			Others: m.Others,
+			Wait:   m.Wait,
 		}
 		if in.Elision > 0 {
 			pt.Elision = p * in.Serial / in.Elision

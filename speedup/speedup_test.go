@@ -23,10 +23,10 @@ var recorded = Input{
 	One:     0.80,
 	Elision: 0.70,
 	Runs: []Measurement{
-		{Procs: 1, Time: 0.80, Idle: 0},
-		{Procs: 2, Time: 0.45, Idle: 0.06},
-		{Procs: 4, Time: 0.26, Idle: 0.16},
-		{Procs: 8, Time: 0.17, Idle: 0.32},
+		{Procs: 1, Time: 0.80, Idle: 0, Others: 0.02, Wait: 0.004},
+		{Procs: 2, Time: 0.45, Idle: 0.06, Others: math.NaN(), Wait: 0.01},
+		{Procs: 4, Time: 0.26, Idle: 0.16, Others: 0.052, Wait: 0.031},
+		{Procs: 8, Time: 0.17, Idle: 0.32, Others: 0.04, Wait: 0.3},
 	},
 	// Parallelism 5, burdened span 150.
 	Profile: &spanprofile.Profile{Work: 1000, Span: 200, BurdenedSpan: 150},
@@ -249,7 +249,7 @@ func TestWriteCSV(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the CSV does not parse: %v\n%s", err, buf.String())
 	}
-	const header = "procs,t_s,t_1,t_p,idle,work_p,inflation,linear,maximal,idle_specific,inflation_specific,actual,upper_bound,lower_bound"
+	const header = "procs,t_s,t_1,t_p,idle,work_p,inflation,linear,maximal,idle_specific,inflation_specific,actual,upper_bound,lower_bound,others,wait"
 	if got := strings.Join(recs[0], ","); got != header {
 		t.Errorf("header %s\nwant   %s", got, header)
 	}
@@ -274,6 +274,9 @@ func TestWriteCSV(t *testing.T) {
 		if rec[12] != "" || rec[13] != "" {
 			t.Errorf("row %d: bounds %q and %q without a profile, want empty fields", i, rec[12], rec[13])
 		}
+		if want := format(pt.Others, 6, ""); rec[14] != want || rec[15] != format(pt.Wait, 6, "") {
+			t.Errorf("row %d: others %q and wait %q, want %q and %g to the microsecond", i, rec[14], rec[15], want, pt.Wait)
+		}
 	}
 }
 
@@ -296,8 +299,9 @@ func TestWriteTable(t *testing.T) {
 	if got := strings.Fields(lines[0]); strings.Join(got, " ") != strings.Join(Columns, " ") {
 		t.Errorf("header %q, want the columns %q", lines[0], Columns)
 	}
-	// P=4: T_P 0.260 s, actual speedup 0.64/0.26 = 2.46, no bounds.
-	want := "4 0.640 0.800 0.260 0.160 0.880 0.080 4.00 3.20 2.67 2.91 2.46 - -"
+	// P=4: T_P 0.260 s, actual speedup 0.64/0.26 = 2.46, no bounds;
+	// other processes took 0.052 s and the program waited 0.031 s.
+	want := "4 0.640 0.800 0.260 0.160 0.880 0.080 4.00 3.20 2.67 2.91 2.46 - - 0.052 0.031"
 	if got := strings.Join(strings.Fields(lines[3]), " "); got != want {
 		t.Errorf("row of P=4: %q, want %q", got, want)
 	}
@@ -396,6 +400,28 @@ func TestChart(t *testing.T) {
 			checkPNG(t, &pngBuf)
 		})
 	}
+	// On a busy machine the warning goes under the subtitle, wrapped to
+	// the width, and the inflation gap is named for the load too.
+	busy := Load{Others: 0.9, Machine: 2, Wait: 0.3, Wanted: 1.3}.Warning()
+	ch := Chart{Title: "Factored speedup of example", Subtitle: "Ts 0.640 s", Points: full, Busy: busy}
+	var svg, pngBuf bytes.Buffer
+	if err := ch.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	text := checkSVG(t, &svg)
+	for _, s := range []string{"busy machine: other processes took 45%", "re-measure on a quiet machine", busyNote} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the SVG of a busy machine has no text %q", s)
+		}
+	}
+	if strings.Contains(text, busy) || strings.Count(text, "maximal to inflation-specific:") != 1 {
+		t.Errorf("the busy line is not wrapped, or the note calls the gap inflation alone")
+	}
+	if err := ch.WritePNG(&pngBuf); err != nil {
+		t.Fatal(err)
+	}
+	checkPNG(t, &pngBuf)
+
 	if err := (Chart{}).WritePNG(io.Discard); err == nil {
 		t.Error("a chart with no points was drawn, want an error")
 	}

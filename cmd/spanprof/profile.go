@@ -7,20 +7,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/report"
 	"github.com/spanprof/spanprof/rewrite"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// sharedFlags documents the flags of run, test and build.
-const sharedFlags = `
+// sharedFlags documents the flags of run, test and build. The measures
+// and the default come from perf, so that a new measure needs no change here.
+var sharedFlags = `
 The flags shared by run, test and build are:
 
 	-o file
@@ -31,19 +35,37 @@ The flags shared by run, test and build are:
 		Cilkview does, so results are deterministic; a spawn the analyzer
 		finds not elidable still runs as a goroutine. parallel runs every
 		spawn as a goroutine, in parallel, and is the mode for programs
-		whose goroutines talk to each other. With a counter measure each
-		goroutine keeps its OS thread and opens a counter of its own, which
-		costs tens of microseconds per goroutine.
+		whose goroutines talk to each other; it measures with the clock
+		unless -measure names another. With cpu or a counter, each
+		goroutine keeps its OS thread and measures it, which costs tens to
+		hundreds of microseconds per goroutine.
 		elision profiles nothing and runs every spawn as a plain call: the
 		serial elision, for timing the instrumentation's cost.
-	-measure clock|instructions|cycles|task-clock
-		what a strand's length is measured in (default clock).
+	-measure ` + strings.Join(perf.Names(), "|") + `
+		what a strand's length is measured in (default ` + perf.Default() + `, and
+		clock in parallel mode): cpu is the profiled thread's running time,
+		which leaves out the time other processes take from it; clock is
+		wall time.
+	-count n|auto
+		run and test: run the program n times in serial mode and keep each
+		strand's shortest time over the runs (a deterministic program makes
+		the same strands every run). auto, the default, runs again only
+		while the profile says the machine disturbed the run, at most 5
+		times. Runs after the first get no input and their output is
+		discarded.
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on this machine).
 
 An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
 SPANPROF_BURDEN from its environment; spanprof run and test set them.
+
+Before anything is loaded, rewritten, built or run, run, test and build
+check that the measure opens on this machine (run and test: -measure, else
+$SPANPROF_MEASURE, else the default; build: -measure, if given) and that a
+file can be created where -o says, without touching a file already there: a
+measure that does not open or an -o that cannot be written is a one-line
+error and exit status 2.
 `
 
 // instrumentation documents what the instrumented build does.
@@ -123,14 +145,16 @@ Exit status: 0 on success, 2 on a usage or build error.
 type profFlags struct {
 	out, mode, measure string
 	burden             time.Duration
+	count              countFlag
 }
 
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	f := &profFlags{}
 	fs.StringVar(&f.out, "o", "", outUsage)
 	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
-	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` clock, instructions, cycles or task-clock (default clock)")
+	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+"; clock in parallel mode)")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
+	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
 	return f
 }
 
@@ -139,11 +163,14 @@ func (f *profFlags) check() error {
 	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" {
 		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision)", f.mode)
 	}
-	if f.measure != "" && !slices.Contains([]string{"clock", "instructions", "cycles", "task-clock"}, f.measure) {
-		return fmt.Errorf("unknown -measure %q (valid: clock, instructions, cycles, task-clock)", f.measure)
+	if f.measure != "" && !slices.Contains(perf.Names(), f.measure) {
+		return fmt.Errorf("unknown -measure %q (valid: %s)", f.measure, strings.Join(perf.Names(), ", "))
 	}
 	if f.burden < 0 {
 		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)
+	}
+	if f.count.n > 1 && f.mode == "parallel" {
+		return fmt.Errorf("-count %d needs serial mode: goroutines running in parallel end their strands in a different order every run", f.count.n)
 	}
 	return nil
 }
@@ -182,8 +209,13 @@ func splitArgs(args []string) (before, after []string) {
 // build: a test breaks them to check how a build failure is reported.
 var testHookRewrite func(*rewrite.Result)
 
+// instrumentedCalls counts the calls of instrumented, so that tests can
+// check that a refused command loaded nothing.
+var instrumentedCalls atomic.Int64
+
 // instrumented loads, rewrites and prepares the build of patterns.
 func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
+	instrumentedCalls.Add(1)
 	prog, err := rewrite.Load(cfg, patterns)
 	if err != nil {
 		return nil, nil, err
@@ -297,6 +329,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
+	if !preflight(stderr, pf, out) {
+		return exitUsage
+	}
 	in := catchInterrupts()
 	defer in.stop()
 	prog, b, ok := instrumentMain(pkg, stderr)
@@ -323,12 +358,37 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		return buildError(stderr, b, buildOut.String())
 	}
 
+	runs, err := newRuns(pf)
+	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	defer runs.close()
 	// A profile left by an earlier run must not pass for this one's.
 	os.Remove(out)
-	cmd := exec.Command(bin, progArgs...)
-	cmd.Env = pf.env(out)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	runErr := in.run(cmd, false)
+	var runErr error
+	// The first run's stderr goes through progErr, whose last line says why
+	// a program that refused to start did.
+	progErr := &tailWriter{w: stderr}
+	for k := 1; ; k++ {
+		cmd := exec.Command(bin, progArgs...)
+		cmd.Env = append(pf.env(out), runs.env(k)...)
+		var later bytes.Buffer
+		if k == 1 {
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, progErr
+		} else {
+			// The program's output was shown once; a later run only
+			// measures, and speaks only if it fails.
+			cmd.Stdout, cmd.Stderr = io.Discard, &later
+		}
+		runErr = in.run(cmd, false)
+		if runErr != nil {
+			stderr.Write(later.Bytes())
+		}
+		if runErr != nil || !runs.again(stderr, readProfiles(out)) {
+			break
+		}
+	}
 	code := exitOK
 	if runErr != nil {
 		var exit *exec.ExitError
@@ -338,6 +398,11 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 			}
 			errorf(stderr, "running %s: %v", prog.Roots[0].PkgPath, runErr)
 			return exitFailed
+		}
+		if _, err := os.Stat(out); err != nil && startRefused(exit.ExitCode(), progErr.lastLine()) {
+			// The runtime's one line says why (a measure that opened
+			// here a moment ago but not in the program, say).
+			return exitUsage
 		}
 		code = exitFailed
 	}
@@ -427,6 +492,11 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
+	// With several packages the profiles go next to out, under other
+	// names: the same directory.
+	if !preflight(stderr, pf, out) {
+		return exitUsage
+	}
 	in := catchInterrupts()
 	defer in.stop()
 	outs := make(map[string]string) // package path → its profile
@@ -455,10 +525,31 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		os.RemoveAll(b.Dir)
 		return code
 	}
+	runs, err := newRuns(pf)
+	if err != nil {
+		os.RemoveAll(b.Dir)
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	defer runs.close()
 	var tee bytes.Buffer
 	goArgs := append(append(append(append([]string{"test"}, b.Flags()...), ldflags(runtimeFlags(prog))...), "-count=1"), pkgs...)
 	goArgs = append(goArgs, testArgs...)
-	testErr := goCommand(in, b, pf.env(""), io.MultiWriter(stdout, &tee), goArgs...)
+	var testErr error
+	for k := 1; ; k++ {
+		tee.Reset()
+		var w io.Writer = &tee
+		if k == 1 {
+			w = io.MultiWriter(stdout, &tee)
+		}
+		testErr = goCommand(in, b, append(pf.env(""), runs.env(k)...), w, goArgs...)
+		if testErr != nil && k > 1 {
+			stdout.Write(tee.Bytes()) // a later run failed: show why
+		}
+		if testErr != nil || !runs.again(stderr, readProfiles(slices.Collect(maps.Values(outs))...)) {
+			break
+		}
+	}
 	_, signalled := in.status()
 	if testErr != nil && !signalled && (strings.Contains(tee.String(), "[build failed]") || strings.Contains(tee.String(), "[setup failed]")) {
 		return buildError(stderr, b, tee.String())
@@ -500,6 +591,16 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	bin, err := filepath.Abs(pf.out)
 	if err != nil {
+		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	// The binary opens its measure where it runs, perhaps another machine;
+	// a measure named here must open here all the same, or the build would
+	// be of no use on this machine.
+	if pf.measure != "" && !checkMeasure(stderr, pf.measure, "-measure "+pf.measure) {
+		return exitUsage
+	}
+	if err := checkBinaryOut(bin); err != nil {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}

@@ -110,6 +110,21 @@ table to standard output. The columns of both, one row per P:
 	upper_bound, lower_bound
 	                    the bounds; empty in the CSV file, "-" in the
 	                    table, without a profile
+	others              the processor time other processes took while a
+	                    run at P ran, in seconds: the machine's busy and
+	                    steal time in /proc/stat, read before and after the
+	                    run, less the program's own processor time; empty or
+	                    "-" without /proc/stat
+	wait                the time the program's threads waited for a CPU
+	                    during a run at P (their run delay), in seconds
+
+Other processes' load is not work inflation, but it slows every run and
+its wait counts as work: T_P, idle and inflation include it. When other
+processes took more than a tenth of the machine's processor time over all
+the runs, or the program waited for a CPU more than a tenth of the time it
+wanted one (in runs with P at most the number of CPUs), speedup prints one
+line above the table, and on the plot, that says the machine was busy, by
+how much, and to measure again on a quiet machine.
 
 Progress goes to standard error, a line a run. The program's output is
 discarded, but for its standard error when it fails.
@@ -272,6 +287,27 @@ func (c *config) walls() []float64 {
 	return w
 }
 
+// others returns the processor time other processes took during each of
+// the config's samples, where it was measured.
+func (c *config) others() []float64 {
+	var w []float64
+	for _, s := range c.samples {
+		if s.Machine > 0 {
+			w = append(w, s.Others)
+		}
+	}
+	return w
+}
+
+// waits returns the run delays of the config's samples.
+func (c *config) waits() []float64 {
+	w := make([]float64, len(c.samples))
+	for i, s := range c.samples {
+		w[i] = s.Delay
+	}
+	return w
+}
+
 // idles returns the idle times of the config's samples.
 func (c *config) idles() []float64 {
 	w := make([]float64, len(c.samples))
@@ -424,8 +460,18 @@ func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, p := range f.procs {
 		cfg := byProcs[p]
-		in.Runs = append(in.Runs, speedup.Measurement{Procs: p, Time: speedup.Median(cfg.walls()), Idle: speedup.Median(cfg.idles())})
+		in.Runs = append(in.Runs, speedup.Measurement{Procs: p, Time: speedup.Median(cfg.walls()), Idle: speedup.Median(cfg.idles()),
+			Others: speedup.Median(cfg.others()), Wait: speedup.Median(cfg.waits())})
 	}
+	// Other processes' load over every run, the baseline's and the
+	// elision's included: they all set the curves.
+	var load speedup.Load
+	for _, cfg := range configs {
+		for _, s := range cfg.samples {
+			load.Add(s, cfg.procs, runtime.NumCPU())
+		}
+	}
+	busy := load.Warning()
 	points, err := speedup.Factor(in)
 	if err != nil {
 		errorf(stderr, "speedup: %v", err)
@@ -468,13 +514,16 @@ func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "profile    -        none: no bounds\n")
 	}
+	if busy != "" {
+		fmt.Fprintln(stdout, busy)
+	}
 	fmt.Fprintln(stdout)
 	if err := speedup.WriteTable(stdout, points); err != nil {
 		errorf(stderr, "speedup: %v", err)
 		return exitUsage
 	}
 
-	chart := speedup.Chart{Title: "Factored speedup of " + title, Subtitle: subtitle, Points: points}
+	chart := speedup.Chart{Title: "Factored speedup of " + title, Subtitle: subtitle, Points: points, Busy: busy}
 	files := []struct {
 		name  string
 		write func(io.Writer) error
@@ -525,7 +574,7 @@ func lastLine(s string) string {
 // profileRun runs the instrumented binary bin once to write its span
 // profile to file, and reads it; on failure it says why and returns nil.
 func profileRun(bin string, args []string, file string, burden time.Duration, stderr io.Writer) *spanprofile.Profile {
-	pf := &profFlags{mode: "serial", measure: "clock", burden: burden}
+	pf := &profFlags{mode: "serial", burden: burden} // the default measure
 	cmd := exec.Command(bin, args...)
 	cmd.Env = pf.env(file)
 	var errOut bytes.Buffer

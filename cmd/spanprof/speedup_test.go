@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -173,6 +174,13 @@ func TestSpeedupEndToEnd(t *testing.T) {
 		if P == 1 && v("t_p") != v("t_1") {
 			t.Errorf("T_P at P=1 is %g, T_1 %g: want the same", v("t_p"), v("t_1"))
 		}
+		// The load of other processes and the program's wait: measured
+		// (Linux), in seconds, and no more than the machine had.
+		if _, err := os.Stat("/proc/stat"); err == nil {
+			if o, w := v("others"), v("wait"); o < 0 || o > float64(runtime.NumCPU())*v("t_p")+0.1 || w < 0 {
+				t.Errorf("P=%g: others %g s, wait %g s; want 0 ≤ others ≤ NumCPU·T_P and wait ≥ 0", P, o, w)
+			}
+		}
 		// quicksort instruments, so the profile gives the bounds.
 		if up, low := v("upper_bound"), v("lower_bound"); !(low > 0 && low <= up && up <= v("maximal")+1e-3) {
 			t.Errorf("P=%g: bounds %g to %g, want 0 < lower ≤ upper ≤ maximal %g", P, low, up, v("maximal"))
@@ -180,6 +188,16 @@ func TestSpeedupEndToEnd(t *testing.T) {
 	}
 	if _, err := spanprofile.ReadFile(filepath.Join(dir, "profile.pb.gz")); err != nil {
 		t.Errorf("the span profile: %v", err)
+	}
+	// Whether this machine was busy is up to the machine; when it was,
+	// one line says so, and the load is not called work inflation.
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "busy machine: ") && !strings.Contains(l, "re-measure on a quiet machine") {
+			t.Errorf("the busy line does not say to re-measure: %q", l)
+		}
+	}
+	if strings.Contains(stdout, "busy machine: ") && strings.Contains(strings.ToLower(stdout+stderr), "work inflation") {
+		t.Errorf("on a busy machine the output calls the load work inflation:\n%s\n%s", stdout, stderr)
 	}
 
 	// The PNG decodes, at the documented size.

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package perf
+
+func pinToOneCPU() bool { return false }

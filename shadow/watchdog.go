@@ -105,23 +105,14 @@ func watch() {
 	var last string // the last deadlock seen, or ""
 	var since time.Time
 	quiet := 0
-	cpu := processCPU()
-	for {
-		pause(watchInterval)
-		// A deadlocked process uses no CPU. Dumping every goroutine's
-		// stack stops the world, so do it only when the process was
-		// idle since the last look: a program at work is never paused.
-		now := processCPU()
-		busy := now-cpu > watchInterval/20
-		cpu = now
-		if busy {
-			last, quiet = "", 0
-			continue
-		}
+	look := func() {
 		d := diagnose(*watched.Load(), allStacks(), ownSignals.Load())
-		if d.key == "" || d.key != last {
+		if d.key == "" {
+			last, quiet = "", 0
+			return
+		}
+		if d.key != last {
 			last, since, quiet = d.key, time.Now(), 0
-			continue
 		}
 		if pendingTimers() == 0 {
 			quiet++
@@ -131,6 +122,20 @@ func watch() {
 		if quiet >= watchQuiet || (d.site != "" && time.Since(since) >= watchStable) {
 			stopDeadlocked(d)
 		}
+	}
+	cpu := processCPU()
+	for {
+		pause(watchInterval)
+		// A deadlocked process uses no CPU. Dumping every goroutine's
+		// stack stops the world, so do it only when the process was
+		// idle since the last look: a program at work is never paused.
+		// The look's own work is not the program's.
+		if processCPU()-cpu > watchInterval/20 {
+			last, quiet = "", 0
+		} else {
+			look()
+		}
+		cpu = processCPU()
 	}
 }
 

@@ -245,7 +245,7 @@ func TestRunProgramDeadlock(t *testing.T) {
 		if code != exitFailed || !strings.Contains(stdout, "499500") {
 			t.Errorf("%s mode: status %d, stdout %q; want %d and the program's output", mode, code, stdout, exitFailed)
 		}
-		for _, want := range []string{"fatal error: all goroutines are asleep - deadlock!\n\ngoroutine 1 [sync.WaitGroup.Wait]:", "main.main()", "exit status 2"} {
+		for _, want := range []string{"fatal error: all goroutines are asleep - deadlock!\n\ngoroutine 1 [sync.WaitGroup.Wait", "main.main()", "exit status 2"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("%s mode: stderr lacks %q:\n%s", mode, want, stderr)
 			}

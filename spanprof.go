@@ -2,8 +2,9 @@
 // of the spanprof runtime (the packages that instrumented code imports, and
 // parlib) so that the spanprof command can give any module the runtime it
 // builds against without a network or a published release: `spanprof run`
-// writes this source to a cache directory once and points a temporary
-// go.mod's replace directive at it.
+// writes this source to a cache directory once and builds in a temporary
+// go.work that uses it, and `spanprof rewrite -w` copies it into the
+// module, in .spanprof/runtime.
 package spanprof
 
 import (

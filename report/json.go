@@ -45,6 +45,9 @@ type Summary struct {
 	SitesNotExecuted int    `json:"sites_not_executed"`
 	// Warnings are the text report's warnings (see Warnings).
 	Warnings []string `json:"warnings"`
+	// Ended says how a run that did not complete ended (deadlock,
+	// watchdog, "signal SIGINT", "exit 3"); absent when it completed.
+	Ended string `json:"ended,omitempty"`
 	// Trust says how far to trust the numbers (spanprofile.Trust); absent
 	// when the profile does not say.
 	Trust *spanprofile.Trust `json:"trust,omitempty"`
@@ -86,6 +89,9 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
 		Trust:    p.Trust,
+	}
+	if p.Partial() {
+		s.Ended = p.Ended
 	}
 	if s.Warnings == nil {
 		s.Warnings = []string{}

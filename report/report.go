@@ -223,6 +223,9 @@ func sitePlace(s spanprofile.Site) string {
 // parallelism, one sentence each.
 func Warnings(p *spanprofile.Profile) []string {
 	var out []string
+	if p.Partial() {
+		out = append(out, fmt.Sprintf("the run did not complete (%s): the profile holds what ran until then", p.Ended))
+	}
 	switch p.Unit {
 	case "nanoseconds", "instructions", "cycles":
 		if p.Work > 0 && p.AverageStrand() < MinAverageStrand {

@@ -397,3 +397,27 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("Warnings of a counter measure = %q, want none", w)
 	}
 }
+
+// TestEnded: a run that did not complete says how it ended in every
+// format that has a summary.
+func TestEnded(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	p.Ended = "deadlock"
+	for _, format := range []string{"text", "html"} {
+		if out := string(render(t, format, p, report.Options{Procs: procs})); !strings.Contains(out, "the run did not complete (deadlock)") {
+			t.Errorf("the %s report does not say the run ended in a deadlock:\n%s", format, out)
+		}
+	}
+	s, err := report.Summarize(p, report.Options{Procs: procs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Ended != "deadlock" {
+		t.Errorf("JSON ended = %q, want deadlock", s.Ended)
+	}
+	p.Ended = "completed"
+	if s, _ := report.Summarize(p, report.Options{Procs: procs}); s.Ended != "" || len(s.Warnings) != 0 {
+		t.Errorf("a completed run: ended %q, warnings %q; want neither", s.Ended, s.Warnings)
+	}
+}

@@ -92,39 +92,32 @@ func hash(data []byte) string {
 // package of the module shares.
 func isModFile(rel string) bool { return rel == "go.mod" || rel == "go.sum" }
 
-// WithRuntime adds the edits of the module's go.mod and go.sum that make
-// the rewritten code build with the plain go command: a requirement of the
-// runtime, replaced by its directory in the user's cache, and the runtime's
-// go.sum lines. A module that is spanprof itself needs none.
+// WithRuntime adds what makes the rewritten code build with the plain go
+// command: a go.work at the module root that uses the module and the copy
+// of the runtime in RuntimeDir (WriteRuntime writes it), by relative paths,
+// keeping the user's workspace if there is one. go.mod and go.sum stay as
+// they are (see workspace). A module that is spanprof itself needs none.
 func WithRuntime(prog *Program, res *Result) error {
 	if prog.Module.Path == SpanprofModule || len(res.Files) == 0 {
 		return nil
-	}
-	rtDir, err := Runtime()
-	if err != nil {
-		return err
 	}
 	gomod, err := os.ReadFile(prog.Module.GoMod)
 	if err != nil {
 		return err
 	}
-	sumFile := strings.TrimSuffix(prog.Module.GoMod, ".mod") + ".sum"
-	gosum, err := os.ReadFile(sumFile)
-	if err != nil && !os.IsNotExist(err) {
+	base, atRoot, err := userWorkspace(prog.Module.Dir)
+	if err != nil {
 		return err
 	}
-	mod, sum, err := requireRuntime(gomod, gosum, rtDir)
+	work, err := workspace(gomod, ".", "./"+RuntimeDir, base)
 	if err != nil {
-		return fmt.Errorf("%s: %w", prog.Module.GoMod, err)
+		return fmt.Errorf("%s: %w", filepath.Join(prog.Module.Dir, "go.work"), err)
 	}
-	if !bytes.Equal(mod, gomod) {
-		res.Files = append(res.Files, &File{Path: prog.Module.GoMod, Old: gomod, New: mod})
+	f := &File{Path: filepath.Join(prog.Module.Dir, "go.work"), New: work}
+	if atRoot {
+		f.Old = base
 	}
-	if !bytes.Equal(sum, gosum) {
-		f := &File{Path: sumFile, Old: gosum, New: sum}
-		if gosum == nil {
-			f.Old = nil
-		}
+	if !bytes.Equal(f.Old, f.New) {
 		res.Files = append(res.Files, f)
 	}
 	return nil

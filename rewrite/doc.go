@@ -4,9 +4,11 @@
 // comments, build constraints and //go: directives survive, and prints the
 // result gofmt-clean with //line directives that keep every position true.
 // `spanprof run`, `test` and `build` give the rewritten files to the go
-// command through -overlay and the runtime through a temporary -modfile
-// (Build); `spanprof rewrite -w` writes them in place and -undo restores
-// the originals (Write, Undo).
+// command through -overlay and the runtime through a temporary go.work
+// that uses the module and the runtime (Build; a workspace keeps the
+// module's go line, see workspace); `spanprof rewrite -w` writes them in
+// place, with a go.work of relative paths and a copy of the runtime in
+// .spanprof/runtime, and -undo restores the originals (Write, Undo).
 //
 // # What is rewritten
 //

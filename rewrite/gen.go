@@ -48,12 +48,11 @@ var _spanprofOut = _spanprof_flag.String("spanprofile", "", "write a span profil
 // TestMain profiles the tests: it starts the run (if the package's
 // initialization has not), runs the tests{{if .UserMain}} through the package's own TestMain{{end}},
 // and writes the profile to the file that -spanprofile names{{if .Out}}, or to
-// {{.Out}}{{end}}. Serial mode profiles one goroutine at a time, so
-// parallel tests run one at a time unless -test.parallel says otherwise.
+// {{.Out}}{{end}}. Without -spanprofile or the environment of spanprof test,
+// the tests run as written and nothing is profiled.
 func TestMain(m *_spanprof_testing.M) {
 	_spanprof_shadow.StartIfNeeded()
 	_spanprof_shadow.TestOutput(_spanprofOut, {{printf "%q" .Out}})
-	_spanprof_flag.Set("test.parallel", "1")
 {{- if .UserMain}}
 	_spanprofTestMain(m)
 	_spanprof_shadow.Finish()

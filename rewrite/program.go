@@ -60,9 +60,12 @@ type Package = packages.Package
 
 // A Program is the set of packages a command rewrites, loaded.
 type Program struct {
-	cfg     Config
-	Module  Module
-	Roots   []*Package // the packages the patterns named, without tests
+	cfg    Config
+	Module Module
+	Roots  []*Package // the packages the patterns named, without tests
+	// Signals says that the program imports os/signal (a test binary's
+	// generated main aside): it may handle signals itself.
+	Signals bool
 	units   []*unit
 	inline  map[funcPos][]string // by base name, line and column: the paths as printed
 	workDir string
@@ -260,6 +263,21 @@ func Load(cfg Config, patterns []string) (*Program, error) {
 	if len(rootPaths) == 0 {
 		return nil, refuse("no packages match %s", strings.Join(patterns, " "))
 	}
+	seenImports := make(map[string]bool)
+	var signals func(q *packages.Package)
+	signals = func(q *packages.Package) {
+		if seenImports[q.ID] || q.PkgPath == "testing/internal/testdeps" {
+			return // testdeps: a test binary's generated main; it catches signals only to fuzz
+		}
+		seenImports[q.ID] = true
+		p.Signals = p.Signals || q.PkgPath == "os/signal"
+		for _, imp := range q.Imports {
+			signals(imp)
+		}
+	}
+	for _, r := range graph {
+		signals(r)
+	}
 	var deps []string
 	if cfg.Deps {
 		seen := make(map[string]bool) // by ID: a test variant imports its own variants
@@ -270,7 +288,7 @@ func Load(cfg Config, patterns []string) (*Program, error) {
 				return
 			}
 			seen[q.ID] = true
-			if q.Module == nil || !q.Module.Main || (p.Module.Path == SpanprofModule && isRuntimePackage(q.PkgPath)) {
+			if q.Module == nil || !q.Module.Main || q.Module.Path != p.Module.Path || (p.Module.Path == SpanprofModule && isRuntimePackage(q.PkgPath)) {
 				return
 			}
 			if !named[q.PkgPath] && !named[strings.TrimSuffix(q.PkgPath, "_test")] && !isDep[q.PkgPath] {
@@ -388,13 +406,14 @@ func (p *Program) firstError(pkgs []*packages.Package, types bool) error {
 }
 
 // env is the go command's environment: the configured one, without a
-// workspace (a temporary -modfile cannot be used in one).
+// workspace, unless the module is rewritten already (rewrite -w), whose
+// rewritten packages build only in the go.work that -w wrote.
 func (p *Program) env() []string {
 	env := p.cfg.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	return append(slices.Clip(env), "GOWORK=off")
+	return WorkEnv(env, rewrittenWorkspace(p.cfg.Dir))
 }
 
 // relPath returns name relative to the working directory when it lies

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,14 +15,9 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/semver"
 
 	spanprof "github.com/spanprof/spanprof"
 )
-
-// RuntimeVersion is the version by which a rewritten module requires the
-// runtime; a replace directive supplies its source.
-const RuntimeVersion = "v0.0.0-00010101000000-000000000000"
 
 // runtimeFiles returns the runtime's files as they go on disk: the
 // packages' non-test Go and assembly files, and go.mod and go.sum.
@@ -111,82 +107,256 @@ func Runtime() (string, error) {
 	return dir, nil
 }
 
-// requireRuntime returns the go.mod and go.sum of module m with the runtime
-// required and replaced by runtimeDir, and the runtime's go.sum lines
-// added. A module that requires spanprof already (for parlib) keeps its
-// requirement, replaced all the same.
-func requireRuntime(gomod, gosum []byte, runtimeDir string) ([]byte, []byte, error) {
-	f, err := modfile.Parse("go.mod", gomod, nil)
+// RuntimeDir is where `spanprof rewrite -w` copies the runtime, relative to
+// the module root: a module of its own, which the go.work that -w writes
+// at the module root uses by that relative path, so that the rewritten tree
+// builds with the plain go command on any machine and nothing in it names
+// this one.
+const RuntimeDir = BackupDir + "/runtime"
+
+// modGo returns the go line of a go.mod (1.16 when it has none, as the go
+// command assumes).
+func modGo(f *modfile.File) string {
+	if f.Go == nil {
+		return "1.16"
+	}
+	return f.Go.Version
+}
+
+// workspace returns the go.work that builds the module with go.mod gomod,
+// in directory modDir, against the runtime module in rtDir: base (a go.work
+// of the user's, or nil) with both modules used.
+//
+// The runtime is not required from the module's own go.mod: the go command
+// insists that a module's go line be at least its dependencies', so that
+// would raise it to the runtime's, and with it the language the module's
+// code is compiled as (before go 1.22 a for loop's variable is shared by
+// its iterations) and its GODEBUG defaults. In a workspace every module is
+// compiled with the go line of its own go.mod; only the workspace's must be
+// as high as the runtime's, and a godebug default line keeps the GODEBUG
+// defaults that the module's (or the user's workspace's) go line gives.
+func workspace(gomod []byte, modDir, rtDir string, base []byte) ([]byte, error) {
+	mf, err := modfile.Parse("go.mod", gomod, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	files, err := runtimeFiles()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rt, err := modfile.Parse("runtime.mod", files["go.mod"], nil)
+	rt, err := modfile.ParseLax("runtime.mod", files["go.mod"], nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// What the go command would add to go.mod in -mod=mod: a go line as
-	// high as the runtime's, and its requirements, indirect.
-	if f.Go == nil || version.Compare("go"+f.Go.Version, "go"+rt.Go.Version) < 0 {
-		if err := f.AddGoStmt(rt.Go.Version); err != nil {
-			return nil, nil, err
-		}
+	w, err := modfile.ParseWork("go.work", base, nil)
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range rt.Require {
-		i := slices.IndexFunc(f.Require, func(q *modfile.Require) bool { return q.Mod.Path == r.Mod.Path })
-		switch {
-		case i < 0:
-			f.AddNewRequire(r.Mod.Path, r.Mod.Version, true)
-		case semver.Compare(f.Require[i].Mod.Version, r.Mod.Version) < 0:
-			if err := f.AddRequire(r.Mod.Path, r.Mod.Version); err != nil {
-				return nil, nil, err
+	old := modGo(mf)
+	if base != nil && w.Go != nil {
+		old = w.Go.Version
+	}
+	if base == nil {
+		// The module's own godebug and toolchain lines, which a
+		// workspace ignores in go.mod.
+		for _, g := range mf.Godebug {
+			if err := w.AddGodebug(g.Key, g.Value); err != nil {
+				return nil, err
 			}
 		}
 	}
-	required := false
-	for _, r := range f.Require {
-		required = required || r.Mod.Path == SpanprofModule
+	goVersion := old
+	if version.Compare("go"+rt.Go.Version, "go"+goVersion) > 0 {
+		goVersion = rt.Go.Version
 	}
-	if !required {
-		if err := f.AddRequire(SpanprofModule, RuntimeVersion); err != nil {
-			return nil, nil, err
+	if base == nil || goVersion != old {
+		if err := w.AddGoStmt(goVersion); err != nil {
+			return nil, err
 		}
 	}
-	if err := f.AddReplace(SpanprofModule, "", runtimeDir, ""); err != nil {
-		return nil, nil, err
+	if goVersion != old && !slices.ContainsFunc(w.Godebug, func(g *modfile.Godebug) bool { return g.Key == "default" }) {
+		if err := w.AddGodebug("default", "go"+old); err != nil {
+			return nil, err
+		}
 	}
-	f.Cleanup()
-	mod, err := f.Format()
+	if base == nil && mf.Toolchain != nil && version.Compare(mf.Toolchain.Name, "go"+goVersion) > 0 {
+		if err := w.AddToolchainStmt(mf.Toolchain.Name); err != nil {
+			return nil, err
+		}
+	}
+	for _, dir := range []string{modDir, rtDir} {
+		if !slices.ContainsFunc(w.Use, func(u *modfile.Use) bool { return filepath.Clean(u.Path) == filepath.Clean(dir) }) {
+			if err := w.AddUse(dir, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	w.Cleanup()
+	return modfile.Format(w.Syntax), nil
+}
+
+// WorkEnv returns env for a go command that builds in the workspace work
+// (a go.work file, or "off"): GOWORK set, and -mod=mod taken out of
+// GOFLAGS, which a workspace refuses (its go.mod files are never updated).
+func WorkEnv(env []string, work string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok && work != "off" {
+			kv = "GOFLAGS=" + strings.Join(slices.DeleteFunc(strings.Fields(v), func(f string) bool {
+				return strings.HasPrefix(f, "-mod=") || strings.HasPrefix(f, "--mod=")
+			}), " ")
+		}
+		if !strings.HasPrefix(kv, "GOWORK=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "GOWORK="+work)
+}
+
+// rewrittenWorkspace returns the go.work that `spanprof rewrite -w` wrote
+// for the module containing dir, or "off" if there is none: the rewritten
+// packages of such a module build only in it.
+func rewrittenWorkspace(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			work := filepath.Join(d, "go.work")
+			if _, err := os.Stat(filepath.Join(d, filepath.FromSlash(RuntimeDir), "go.mod")); err != nil {
+				return "off"
+			}
+			if _, err := os.Stat(work); err != nil {
+				return "off"
+			}
+			return work
+		}
+		if filepath.Dir(d) == d {
+			return "off"
+		}
+	}
+}
+
+// userWorkspace returns the go.work that the go command would use in the
+// module at root, or nil if it is in none: the one at root, or one above it
+// (GOWORK unset), whose use and replace paths are then rewritten relative
+// to root, so that a go.work written at root keeps the user's workspace.
+func userWorkspace(root string) (data []byte, atRoot bool, err error) {
+	name := filepath.Join(root, "go.work")
+	if data, err := os.ReadFile(name); err == nil {
+		return data, true, nil
+	} else if !os.IsNotExist(err) {
+		return nil, false, err
+	}
+	if os.Getenv("GOWORK") != "" {
+		return nil, false, nil // off, or a file the user names: left alone
+	}
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		parent := filepath.Join(d, "go.work")
+		src, err := os.ReadFile(parent)
+		if err == nil {
+			w, err := modfile.ParseWork(parent, src, nil)
+			if err != nil {
+				return nil, false, err
+			}
+			rebase := func(p string) string {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(d, p)
+				}
+				if rel, err := filepath.Rel(root, p); err == nil {
+					if rel == "." || strings.HasPrefix(rel, "..") {
+						return filepath.ToSlash(rel)
+					}
+					return "./" + filepath.ToSlash(rel)
+				}
+				return p
+			}
+			uses := make([]*modfile.Use, len(w.Use))
+			for i, u := range w.Use {
+				uses[i] = &modfile.Use{Path: rebase(u.Path), ModulePath: u.ModulePath}
+			}
+			w.SetUse(uses)
+			for _, r := range w.Replace {
+				if r.New.Version == "" && (modfile.IsDirectoryPath(r.New.Path) || filepath.IsAbs(r.New.Path)) {
+					if err := w.AddReplace(r.Old.Path, r.Old.Version, rebase(r.New.Path), ""); err != nil {
+						return nil, false, err
+					}
+				}
+			}
+			w.Cleanup()
+			return modfile.Format(w.Syntax), false, nil
+		} else if !os.IsNotExist(err) {
+			return nil, false, err
+		}
+		if filepath.Dir(d) == d {
+			return nil, false, nil
+		}
+	}
+}
+
+// WriteRuntime copies the runtime into RuntimeDir in the module at root,
+// where the go.work that WithRuntime adds uses it, replacing an older copy.
+func WriteRuntime(root string) error {
+	files, err := runtimeFiles()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	sum := append([]byte(nil), gosum...)
-	if len(sum) > 0 && sum[len(sum)-1] != '\n' {
-		sum = append(sum, '\n')
+	dir := filepath.Join(root, filepath.FromSlash(RuntimeDir))
+	if same(dir, files) {
+		return nil
 	}
-	have := make(map[string]bool)
-	for l := range bytes.Lines(gosum) {
-		have[strings.TrimSpace(string(l))] = true
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
 	}
-	for l := range bytes.Lines(files["go.sum"]) {
-		if s := strings.TrimSpace(string(l)); s != "" && !have[s] {
-			sum = append(sum, s+"\n"...)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".runtime-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for n, data := range files {
+		name := filepath.Join(tmp, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			return fmt.Errorf("copying the spanprof runtime: %w", err)
 		}
 	}
-	return mod, sum, nil
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("copying the spanprof runtime: %w", err)
+	}
+	return nil
+}
+
+// same reports whether dir holds exactly files.
+func same(dir string, files map[string][]byte) bool {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(data, files[filepath.ToSlash(rel)]) {
+			return fs.ErrInvalid
+		}
+		n++
+		return nil
+	})
+	return err == nil && n == len(files)
 }
 
 // A Build is a temporary directory with what the go command needs to build
 // rewritten code without touching the module: the rewritten and added files,
 // an -overlay file naming them, and, unless the module is spanprof itself,
-// a go.mod and go.sum for -modfile that require the runtime.
+// a go.work that uses the module and the runtime (see workspace).
 type Build struct {
 	Dir     string // the temporary directory; the caller removes it
 	Overlay string
-	ModFile string // "" when the module is spanprof itself
+	Work    string // the go.work; "" when the module is spanprof itself
 }
 
 // NewBuild writes res's files into a new temporary directory for a build
@@ -231,31 +401,23 @@ func NewBuild(prog *Program, res *Result) (*Build, error) {
 	if err != nil {
 		return b, err
 	}
-	gosum, err := os.ReadFile(strings.TrimSuffix(prog.Module.GoMod, ".mod") + ".sum")
-	if err != nil && !os.IsNotExist(err) {
-		return b, err
-	}
-	mod, sum, err := requireRuntime(gomod, gosum, rtDir)
+	work, err := workspace(gomod, prog.Module.Dir, rtDir, nil)
 	if err != nil {
 		return b, fmt.Errorf("%s: %w", prog.Module.GoMod, err)
 	}
-	b.ModFile = filepath.Join(dir, "go.mod")
-	if err := os.WriteFile(b.ModFile, mod, 0o644); err != nil {
-		return b, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+	b.Work = filepath.Join(dir, "go.work")
+	if err := os.WriteFile(b.Work, work, 0o644); err != nil {
 		return b, err
 	}
 	return b, nil
 }
 
-// Flags returns the go command's flags for the build: -overlay, and
-// -modfile with -mod=mod, which lets the go command complete the
-// temporary go.mod from the module cache.
+// Flags returns the go command's flags for the build: -overlay.
 func (b *Build) Flags() []string {
-	flags := []string{"-overlay=" + b.Overlay}
-	if b.ModFile != "" {
-		flags = append(flags, "-modfile="+b.ModFile, "-mod=mod")
-	}
-	return flags
+	return []string{"-overlay=" + b.Overlay}
+}
+
+// Env returns env for the go command of the build (see WorkEnv).
+func (b *Build) Env(env []string) []string {
+	return WorkEnv(env, cmp.Or(b.Work, "off"))
 }

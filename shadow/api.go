@@ -192,6 +192,7 @@ func Stop() error {
 		}
 		p.TimeNanos = started.UnixNano()
 		p.DurationNanos = int64(time.Since(started))
+		p.Ended = runEnded()
 		if measure != nil {
 			closeMeasure(measure)
 		}

@@ -320,7 +320,7 @@ func StartIfNeeded() {
 	startMu.Lock()
 	running := current != nil || elision
 	startMu.Unlock()
-	if running {
+	if running || !requested() {
 		return
 	}
 	o, err := OptionsFromEnv()
@@ -376,10 +376,17 @@ func TestOutput(flag *string, def string) {
 	// Tests run on goroutines of their own, one at a time: let the next
 	// one take the engine over when it is at its root (gate.go).
 	startMu.Lock()
-	if e := current; e != nil {
+	e := current
+	if e != nil {
 		e.transfer = true
 	}
 	startMu.Unlock()
+	// Serial mode profiles one goroutine at a time, so parallel tests run
+	// one at a time, unless -test.parallel says otherwise; a test binary
+	// that is not profiled runs them as written.
+	if e != nil {
+		oneTestAtATime()
+	}
 }
 
 // Finish ends the run and writes the profile (see TestOutput for test
@@ -425,6 +432,7 @@ func testOutput() bool {
 // instrumented code calls os.Exit(BeforeExit(code)), so that a program that
 // exits that way still leaves its profile.
 func BeforeExit(code int) int {
+	exitStatus(code)
 	Finish()
 	return code
 }

@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/spanprof/spanprof/spanprofile"
@@ -180,6 +181,7 @@ type Engine struct {
 	sink    value
 	sinkTb  int64
 	stopped bool
+	halting atomic.Bool // a signal is ending the run (halt, signal.go)
 }
 
 // NewEngine starts a run measured by cfg.Measure over the sites of the
@@ -235,7 +237,12 @@ func (e *Engine) growSites() {
 
 // tick ends the current strand: it reads the measure, subtracts the
 // instrumentation's own cost and charges the rest to the innermost frame.
-func (e *Engine) tick() { e.tickAt(e.gstate.m.Read()) }
+func (e *Engine) tick() {
+	if e.halting.Load() {
+		e.halted()
+	}
+	e.tickAt(e.gstate.m.Read())
+}
 
 // restart starts the next strand after an event, where the measure is
 // cheap enough to read twice per event (the clock): the engine's own work

@@ -27,33 +27,50 @@ func handOver() {
 	}
 }
 
-// In serial mode a spawned child runs inline, on its parent's goroutine.
-// The rewriter keeps a spawn a goroutine when the forkjoin analyzer sees that
-// it waits for its continuation, but code it cannot see (another package's
-// queue with a sync.Cond inside) can still wait for something only the
-// continuation would do. Then the program deadlocks: silently if other
-// goroutines sleep or wait on the network, or with Go's "all goroutines are
-// asleep" crash, which loses the profile.
+// A profiled run must not hang where the program would not, nor where Go
+// would have stopped it. Two deadlocks need the watchdog:
 //
-// The watchdog turns that into a clear error. Every half second it looks at
-// the stacks of all goroutines; when the profiled goroutine is blocked
-// (channel, select, WaitGroup, mutex, Cond) inside a child that serial mode
-// runs inline, and every other goroutine is blocked on such a wait too, for
-// five seconds with nothing changed, nothing can ever wake them: it names
-// the spawn, writes the profile of what ran, and exits with status 2. (Five
-// seconds, not one look, because a goroutine in a select may be waiting on a
-// timer, which a stack dump does not show.)
-// A goroutine that sleeps, runs, or waits on I/O or a system call could
-// still wake the others, so the watchdog then does nothing: it never stops
-// a program that might go on.
+//   - The program's own. Go stops a program whose goroutines are all asleep
+//     with "fatal error: all goroutines are asleep - deadlock!" and status 2,
+//     but only when no timer is pending and no thread is in a system call:
+//     a profiled run has the watchdog's own wake-ups and, where spanprof
+//     catches SIGINT, os/signal's thread, so Go never would, and the run
+//     would hang with no profile. The watchdog stops it as Go does, with
+//     Go's message, the goroutines' stacks and status 2, and writes the
+//     profile of what ran, marked "deadlock".
+//
+//   - Serial mode's own. A spawned child runs inline, on its parent's
+//     goroutine. The rewriter keeps a spawn a goroutine when the forkjoin
+//     analyzer sees that it waits for its continuation, but code it cannot
+//     see (another package's queue with a sync.Cond inside) can still wait
+//     for something only the continuation would do. The watchdog then names
+//     the spawn, writes the profile (marked "watchdog") and exits with
+//     status 2.
+//
+// Every tenth of a second the watchdog reads the process's CPU time; when
+// it was idle, it looks at the stacks of all goroutines. They are
+// deadlocked when every one of them (but the watchdog's own) waits for
+// another goroutine (channel, select, WaitGroup, mutex, Cond) or for a
+// timer, which a stack dump does not show. Where the system says which
+// threads sleep until a timer (pendingTimers, Linux), the watchdog stops
+// the run once two looks in a row find the same stacks and no timer; where
+// it cannot tell, it stops only serial mode's own deadlock, after five
+// seconds with nothing changed, so that a timer of up to five seconds can
+// still wake the program. A goroutine that sleeps, runs, or waits on I/O
+// or a system call could still wake the others, so the watchdog then does
+// nothing: it never stops a program that might go on.
+//
+// The watchdog sleeps in a system call (pause), not on a Go timer: a timer
+// of its own would hide whether the program has one.
 
 const (
-	watchInterval = 500 * time.Millisecond
-	watchStable   = 10 // looks in a row with the same deadlock
+	watchInterval = 100 * time.Millisecond
+	watchQuiet    = 2               // looks in a row with the same deadlock and no timer
+	watchStable   = 5 * time.Second // the same deadlock where timers cannot be seen
 )
 
 // blockedStates are the goroutine states of runtime stack dumps that only
-// another goroutine of the program can end.
+// another goroutine of the program (or a timer) can end.
 var blockedStates = []string{
 	"chan receive", "chan send", "select", "semacquire", "sync.Cond.Wait",
 	"sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock", "sync.WaitGroup.Wait",
@@ -66,52 +83,141 @@ var spawnHelpers = []string{
 	"shadow.ParlibDo(", "shadow.parlibSplit(",
 }
 
+// ownFrames mark the goroutines of the runtime itself, which are no part of
+// the program: the watchdog, and the signal handler with os/signal's loop
+// when spanprof installed it (signal.go).
+var ownFrames = []string{"shadow.watch(", "shadow.signalled("}
+
 // startWatchdog watches the goroutine that calls it (and, in a test
-// binary, the goroutines that take the engine over from it).
+// binary, the goroutines that take the engine over from it), and catches
+// SIGINT and SIGTERM where spanprof asked for that (signal.go).
 func startWatchdog() {
 	id := goroutineID()
 	if id == "" {
 		return
 	}
 	watched.Store(&id)
-	go func() {
-		var last string
-		same := 0
-		cpu := processCPU()
-		for {
-			time.Sleep(watchInterval)
-			// A deadlocked process uses no CPU. Dumping every goroutine's
-			// stack stops the world, so do it only when the process was
-			// idle since the last look: a program at work is never paused.
-			now := processCPU()
-			busy := now-cpu > watchInterval/20
-			cpu = now
-			if busy {
-				same = 0
-				continue
-			}
-			report := stuck(*watched.Load(), allStacks())
-			if report == "" || report != last {
-				same = 0
-			} else if same++; same+1 >= watchStable {
-				msg, _, _ := strings.Cut(report, "\x00")
-				fmt.Fprintln(os.Stderr, msg)
-				// The time spent stuck is no work: end the run at its last
-				// event. The profiled goroutine is parked for good, so the
-				// engine is this goroutine's now.
-				if e := current; e != nil {
-					e.m = frozen(e.last)
-				}
-				if testOutput() { // a test binary's own file, as Finish writes
-					if err := Stop(); err != nil {
-						fmt.Fprintln(os.Stderr, err)
-					}
-				}
-				os.Exit(2)
-			}
-			last = report
+	handleSignals()
+	go watch()
+}
+
+func watch() {
+	var last string // the last deadlock seen, or ""
+	var since time.Time
+	quiet := 0
+	look := func() {
+		d := diagnose(*watched.Load(), allStacks(), ownSignals.Load())
+		if d.key == "" {
+			last, quiet = "", 0
+			return
 		}
-	}()
+		if d.key != last {
+			last, since, quiet = d.key, time.Now(), 0
+		}
+		if pendingTimers() == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet >= watchQuiet || (d.site != "" && time.Since(since) >= watchStable) {
+			stopDeadlocked(d)
+		}
+	}
+	cpu := processCPU()
+	for {
+		pause(watchInterval)
+		// A deadlocked process uses no CPU. Dumping every goroutine's
+		// stack stops the world, so do it only when the process was
+		// idle since the last look: a program at work is never paused.
+		// The look's own work is not the program's.
+		if processCPU()-cpu > watchInterval/20 {
+			last, quiet = "", 0
+		} else {
+			look()
+		}
+		cpu = processCPU()
+	}
+}
+
+// A deadlock is what diagnose finds in a stack dump.
+type deadlock struct {
+	key   string // the blocked stacks' first lines: equal keys in a row mean nothing moved
+	site  string // the inline spawn the watched goroutine waits in, or ""
+	state string // the watched goroutine's state
+	dump  string // the program's goroutines, as Go prints them
+}
+
+// diagnose returns the deadlock that dump shows, with watched the goroutine
+// the engine follows; key is "" when some goroutine of the program may still
+// go on. With ownSignals the goroutine of os/signal's loop is spanprof's.
+func diagnose(watched, dump string, ownSignals bool) deadlock {
+	var d deadlock
+	var owner string
+	var keys, program []string
+	for _, g := range strings.Split(strings.TrimSpace(dump), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		num, state, ok := parseHeader(header)
+		if !ok {
+			return deadlock{}
+		}
+		if containsAny(g, ownFrames) || ownSignals && isSignalLoop(g) {
+			continue
+		}
+		if !isBlocked(state) {
+			return deadlock{} // it may still wake the others
+		}
+		if num == watched {
+			owner, d.state = g, state
+		}
+		program = append(program, g)
+		keys = append(keys, header+"\n"+firstFrame(g))
+	}
+	if len(program) == 0 {
+		return deadlock{}
+	}
+	if owner != "" {
+		d.site = spawnSite(owner)
+	}
+	d.key = strings.Join(keys, "\n")
+	d.dump = strings.Join(program, "\n\n") + "\n"
+	return d
+}
+
+// stopDeadlocked ends a deadlocked run: it prints what Go would (or names the
+// inline spawn), writes the profile of what ran, and exits with status 2.
+func stopDeadlocked(d deadlock) {
+	if d.site != "" {
+		setEnded("watchdog")
+		fmt.Fprintf(os.Stderr, "spanprof: %s: the spawned goroutine waits (%s) for something only its continuation would do, so running it inline (serial mode) deadlocks; the profile of what ran is written; profiling this program needs -mode parallel\n", d.site, d.state)
+	} else {
+		setEnded("deadlock")
+		fmt.Fprintf(os.Stderr, "fatal error: all goroutines are asleep - deadlock!\n\n%s", d.dump)
+	}
+	// The time spent stuck is no work: end the run at its last event.
+	// Every goroutine is parked for good, so the engine is this one's.
+	if e := current; e != nil {
+		e.freeze()
+	}
+	writeProfile()
+	os.Exit(2)
+}
+
+// writeProfile writes the profile of the run as Finish does (a test binary
+// writes its own file, or none), reporting a failure on stderr.
+func writeProfile() {
+	if current != nil && testOutput() {
+		if err := Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+}
+
+// freeze makes every goroutine's measure stand still at its last event.
+func (e *Engine) freeze() {
+	e.m = frozen(e.last)
+	for _, st := range e.allG {
+		st.m = frozen(st.last)
+	}
 }
 
 // frozen is a measure that no longer advances.
@@ -144,39 +250,14 @@ func allStacks() string {
 	}
 }
 
-// stuck returns the one-line report of a deadlock of the goroutine id
-// inside an inline child, or "" when the dump shows none. The report
-// includes the blocked stacks' first lines, so that two equal reports in a
-// row mean nothing moved.
-func stuck(id, dump string) string {
-	var owner string
-	watcher := 0
+// stack returns the stack of goroutine id in dump, or "".
+func stack(id, dump string) string {
 	for _, g := range strings.Split(strings.TrimSpace(dump), "\n\n") {
-		header, _, _ := strings.Cut(g, "\n")
-		num, state, ok := parseHeader(header)
-		if !ok {
-			return ""
-		}
-		if num == id {
-			owner = g
-		}
-		if state == "running" || strings.Contains(g, "shadow.startWatchdog.func") {
-			watcher++ // the goroutine taking the dump: this watchdog
-			continue
-		}
-		if !isBlocked(state) {
-			return "" // it may still wake the others
+		if strings.HasPrefix(g, "goroutine "+id+" [") {
+			return g
 		}
 	}
-	if owner == "" || watcher != 1 {
-		return ""
-	}
-	site := spawnSite(owner)
-	if site == "" {
-		return "" // blocked outside any inline child: the program's own wait
-	}
-	_, state, _ := parseHeader(owner[:strings.IndexByte(owner+"\n", '\n')])
-	return fmt.Sprintf("spanprof: %s: the spawned goroutine waits (%s) for something only its continuation would do, so running it inline (serial mode) deadlocks; the profile of what ran is written; profiling this program needs -mode parallel", site, state) + "\x00" + dump
+	return ""
 }
 
 // parseHeader splits "goroutine 7 [chan receive, 2 minutes]:" into its
@@ -205,6 +286,28 @@ func isBlocked(state string) bool {
 		}
 	}
 	return false
+}
+
+// isSignalLoop reports whether goroutine g is os/signal's loop, which waits
+// for signals in a system call.
+func isSignalLoop(g string) bool {
+	return strings.Contains(g, "os/signal.signal_recv") || strings.Contains(g, "os/signal.loop(")
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstFrame returns the first frame line of goroutine g's stack.
+func firstFrame(g string) string {
+	_, rest, _ := strings.Cut(g, "\n")
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
 }
 
 // spawnSite returns file:line of the innermost inline spawn in a goroutine's

@@ -79,6 +79,7 @@ type header struct {
 	Procs        int64  `json:"procs,omitempty"`
 	Trust        *Trust `json:"trust,omitempty"`
 	Sites        []Site `json:"sites,omitempty"`
+	Ended        string `json:"ended,omitempty"`
 }
 
 // sampleUnit returns the pprof unit of the profile's measure.
@@ -203,7 +204,7 @@ func (p *Profile) comments() []string {
 		Mode: p.Mode, Measure: p.Measure, Unit: p.Unit,
 		Work: p.Work, Span: p.Span, BurdenedSpan: p.BurdenedSpan, Burden: p.Burden,
 		Spawns: p.Spawns, Syncs: p.Syncs, Overhead: p.Overhead, Subtracted: p.Subtracted,
-		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites,
+		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -337,7 +338,7 @@ func fromPprof(pp *profile.Profile) (*Profile, error) {
 		Work: h.Work, Span: h.Span, BurdenedSpan: h.BurdenedSpan, Burden: h.Burden,
 		Spawns: h.Spawns, Syncs: h.Syncs, Overhead: h.Overhead, Subtracted: h.Subtracted,
 		ShadowBytes: h.ShadowBytes, Procs: h.Procs, Trust: h.Trust, TimeNanos: pp.TimeNanos, DurationNanos: pp.DurationNanos,
-		Sites: h.Sites,
+		Sites: h.Sites, Ended: h.Ended,
 	}
 
 	want := p.sampleTypes()

@@ -33,6 +33,7 @@ func TestRoundTrip(t *testing.T) {
 	// The header fields that the fixture leaves zero, set.
 	full := spanprofiletest.Profile()
 	full.ShadowBytes, full.Procs, full.TimeNanos, full.DurationNanos = 123456, 16, 1_700_000_000e9, 2e9
+	full.Ended = "signal SIGINT"
 	for name, p := range map[string]*spanprofile.Profile{
 		"quicksort": spanprofiletest.Profile(),
 		"full":      full,

@@ -110,6 +110,12 @@ type Profile struct {
 	TimeNanos     int64 `json:"time_nanos,omitempty"`
 	DurationNanos int64 `json:"duration_nanos,omitempty"`
 
+	// Ended says how the run ended when it did not complete: "deadlock"
+	// (every goroutine asleep), "watchdog" (serial mode's inline run
+	// deadlocked), "signal SIGINT", "exit 3" (os.Exit with a nonzero
+	// status); "" or "completed" when it did. The profile then holds what
+	// ran until then.
+	Ended string `json:"ended,omitempty"`
 	// Trust says how far to trust the numbers; nil when unknown (a
 	// profile from an older spanprof, or built by hand).
 	Trust *Trust `json:"trust,omitempty"`
@@ -117,6 +123,9 @@ type Profile struct {
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`
 }
+
+// Partial reports whether the run did not complete (see Ended).
+func (p *Profile) Partial() bool { return p.Ended != "" && p.Ended != "completed" }
 
 // Trust says how far to trust a profile's numbers: how much the machine
 // interfered with the run, and what the measure did about it. Every field

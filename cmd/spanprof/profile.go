@@ -72,16 +72,21 @@ error and exit status 2.
 const instrumentation = `
 The packages of the main module that PKG imports are instrumented with it,
 in a temporary copy given to the go command with -overlay, and the spanprof
-runtime comes in through a temporary -modfile: the module's files, go.mod and
-go.sum stay as they are. Instrumented are the spawns (go statements,
+runtime comes in through a temporary go.work that uses the module and the
+runtime: the module's files, go.mod and go.sum stay as they are, and its
+code is compiled with the go line of its go.mod. Instrumented are the spawns (go statements,
 WaitGroup.Go, errgroup's Go and TryGo, parlib), the join contributions and
 waits, and the calls of the packages' own functions, except those the
 compiler inlines and deferred calls. A spawn that is not serially elidable
 (it waits for something its continuation does) stays a goroutine, and neither
 it nor what it runs is profiled; spanprof says which, and why.
 
-The profile is written when main returns, when it panics, and when code of
-the instrumented packages calls os.Exit; not when the program ends any other
+The profile is written when main returns, when it panics, when code of the
+instrumented packages calls os.Exit, when the program deadlocks (it stops
+as Go would stop it, status 2), and on SIGINT or SIGTERM unless the program
+imports os/signal (it dies of the signal; spanprof exits with 130 or 143);
+then the profile holds what ran and says how the run ended. Not when the
+program ends any other
 way (log.Fatal, a panic on another goroutine, os.Exit in another package).
 `
 
@@ -178,6 +183,10 @@ func (f *profFlags) env(out string) []string {
 	}
 	if f.mode != "" {
 		env = append(env, "SPANPROF_MODE="+f.mode)
+	} else if os.Getenv("SPANPROF_MODE") == "" {
+		// The mode asks for the profile: a rewritten test binary profiles
+		// nothing unless asked (its profile file is built in).
+		env = append(env, "SPANPROF_MODE=serial")
 	}
 	if f.measure != "" {
 		env = append(env, "SPANPROF_MEASURE="+f.measure)
@@ -245,12 +254,41 @@ func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepa
 }
 
 // goCommand runs the go command with the build's flags in the working
-// directory, its output going to out.
-func goCommand(b *rewrite.Build, env []string, out io.Writer, args ...string) error {
+// directory, its output going to out, passing on the signals that in
+// catches (in may be nil).
+func goCommand(in *interrupts, b *rewrite.Build, env []string, out io.Writer, args ...string) error {
 	cmd := exec.Command("go", args...)
-	cmd.Env = append(slices.Clip(env), "GOWORK=off")
+	cmd.Env = b.Env(env)
 	cmd.Stdout, cmd.Stderr = out, out
-	return cmd.Run()
+	return in.run(cmd, true)
+}
+
+// runtimeFlags returns the -ldflags settings of the runtime for a build of
+// prog: catch SIGINT and SIGTERM to write the profile of what ran, unless
+// the program may handle signals itself (shadow/signal.go).
+func runtimeFlags(prog *rewrite.Program) []string {
+	if prog.Signals {
+		return nil
+	}
+	return []string{"-X=github.com/spanprof/spanprof/shadow.catchSignals=1"}
+}
+
+// ldflags returns the -ldflags flag for settings, or nothing.
+func ldflags(settings []string) []string {
+	if len(settings) == 0 {
+		return nil
+	}
+	return []string{"-ldflags=" + strings.Join(settings, " ")}
+}
+
+// interrupted ends a command that a signal interrupted: it says so and
+// returns the exit status, 128 plus the signal's number.
+func interrupted(stderr io.Writer, in *interrupts) (int, bool) {
+	code, ok := in.status()
+	if ok {
+		errorf(stderr, "interrupted")
+	}
+	return code, ok
 }
 
 // buildError reports that the rewritten code does not build: a bug of
@@ -294,16 +332,31 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if !preflight(stderr, pf, out) {
 		return exitUsage
 	}
+	in := catchInterrupts()
+	defer in.stop()
 	prog, b, ok := instrumentMain(pkg, stderr)
 	if !ok {
 		return exitUsage
 	}
+	keep := false // a build that fails keeps its files
+	defer func() {
+		if !keep {
+			os.RemoveAll(b.Dir)
+		}
+	}()
+	if code, ok := interrupted(stderr, in); ok {
+		return code
+	}
 	bin := filepath.Join(b.Dir, "bin", filepath.Base(prog.Roots[0].PkgPath))
 	var buildOut bytes.Buffer
-	if err := goCommand(b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkg)...); err != nil {
+	goArgs := append(append(append([]string{"build"}, b.Flags()...), ldflags(runtimeFlags(prog))...), "-o", bin, pkg)
+	if err := goCommand(in, b, os.Environ(), &buildOut, goArgs...); err != nil {
+		if code, ok := interrupted(stderr, in); ok {
+			return code
+		}
+		keep = true
 		return buildError(stderr, b, buildOut.String())
 	}
-	defer os.RemoveAll(b.Dir)
 
 	runs, err := newRuns(pf)
 	if err != nil {
@@ -328,7 +381,7 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 			// measures, and speaks only if it fails.
 			cmd.Stdout, cmd.Stderr = io.Discard, &later
 		}
-		runErr = cmd.Run()
+		runErr = in.run(cmd, false)
 		if runErr != nil {
 			stderr.Write(later.Bytes())
 		}
@@ -340,6 +393,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if runErr != nil {
 		var exit *exec.ExitError
 		if !errors.As(runErr, &exit) {
+			if code, ok := interrupted(stderr, in); ok {
+				return code
+			}
 			errorf(stderr, "running %s: %v", prog.Roots[0].PkgPath, runErr)
 			return exitFailed
 		}
@@ -360,6 +416,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	if runErr != nil {
 		errorf(stderr, "%s: %v", prog.Roots[0].PkgPath, runErr)
+	}
+	if code, ok := interrupted(stderr, in); ok {
+		return code
 	}
 	return code
 }
@@ -438,6 +497,8 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	if !preflight(stderr, pf, out) {
 		return exitUsage
 	}
+	in := catchInterrupts()
+	defer in.stop()
 	outs := make(map[string]string) // package path → its profile
 	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, func(prog *rewrite.Program) {
 		for _, r := range prog.Roots {
@@ -460,14 +521,19 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	for _, o := range outs {
 		os.Remove(o)
 	}
+	if code, ok := interrupted(stderr, in); ok {
+		os.RemoveAll(b.Dir)
+		return code
+	}
 	runs, err := newRuns(pf)
 	if err != nil {
+		os.RemoveAll(b.Dir)
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
 	defer runs.close()
 	var tee bytes.Buffer
-	goArgs := append(append(append([]string{"test"}, b.Flags()...), "-count=1"), pkgs...)
+	goArgs := append(append(append(append([]string{"test"}, b.Flags()...), ldflags(runtimeFlags(prog))...), "-count=1"), pkgs...)
 	goArgs = append(goArgs, testArgs...)
 	var testErr error
 	for k := 1; ; k++ {
@@ -476,7 +542,7 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		if k == 1 {
 			w = io.MultiWriter(stdout, &tee)
 		}
-		testErr = goCommand(b, append(pf.env(""), runs.env(k)...), w, goArgs...)
+		testErr = goCommand(in, b, append(pf.env(""), runs.env(k)...), w, goArgs...)
 		if testErr != nil && k > 1 {
 			stdout.Write(tee.Bytes()) // a later run failed: show why
 		}
@@ -484,7 +550,8 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
-	if testErr != nil && (strings.Contains(tee.String(), "[build failed]") || strings.Contains(tee.String(), "[setup failed]")) {
+	_, signalled := in.status()
+	if testErr != nil && !signalled && (strings.Contains(tee.String(), "[build failed]") || strings.Contains(tee.String(), "[setup failed]")) {
 		return buildError(stderr, b, tee.String())
 	}
 	os.RemoveAll(b.Dir)
@@ -492,6 +559,9 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		if _, err := os.Stat(outs[r.PkgPath]); err == nil {
 			printProfile(stderr, outs[r.PkgPath], r.PkgPath)
 		}
+	}
+	if code, ok := interrupted(stderr, in); ok {
+		return code
 	}
 	if testErr != nil {
 		errorf(stderr, "go test: %v", testErr)
@@ -534,12 +604,14 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 		errorf(stderr, "%v", err)
 		return exitUsage
 	}
-	_, b, ok := instrumentMain(pkg, stderr)
+	in := catchInterrupts()
+	defer in.stop()
+	prog, b, ok := instrumentMain(pkg, stderr)
 	if !ok {
 		return exitUsage
 	}
 	// The flags become the binary's defaults.
-	var ld []string
+	ld := runtimeFlags(prog)
 	for name, v := range map[string]string{"defaultMode": pf.mode, "defaultMeasure": pf.measure} {
 		if v != "" {
 			ld = append(ld, "-X=github.com/spanprof/spanprof/shadow."+name+"="+v)
@@ -548,15 +620,22 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	if pf.burden > 0 {
 		ld = append(ld, "-X=github.com/spanprof/spanprof/shadow.defaultBurden="+pf.burden.String())
 	}
+	// The binary profiles when run, without SPANPROF_OUT.
+	ld = append(ld, "-X=github.com/spanprof/spanprof/shadow.profileByDefault=1")
 	slices.Sort(ld)
 	goArgs := append(append([]string{"build"}, b.Flags()...), "-o", bin)
-	if len(ld) > 0 {
-		goArgs = append(goArgs, "-ldflags="+strings.Join(ld, " "))
-	}
+	goArgs = append(goArgs, "-ldflags="+strings.Join(ld, " "))
 	var buildOut bytes.Buffer
-	if err := goCommand(b, os.Environ(), &buildOut, append(goArgs, pkg)...); err != nil {
+	if err := goCommand(in, b, os.Environ(), &buildOut, append(goArgs, pkg)...); err != nil {
+		if code, ok := interrupted(stderr, in); ok {
+			os.RemoveAll(b.Dir)
+			return code
+		}
 		return buildError(stderr, b, buildOut.String())
 	}
 	os.RemoveAll(b.Dir)
+	if code, ok := interrupted(stderr, in); ok {
+		return code
+	}
 	return exitOK
 }

@@ -244,8 +244,11 @@ func TestRunEndToEnd(t *testing.T) {
 		if code != exitFailed || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "Parallelism:") {
 			t.Errorf("spanprof run . -- %s: status %d, stderr\n%s\nwant status 1, %q and the report", tc.arg, code, stderr, tc.want)
 		}
-		if _, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz")); err != nil {
+		p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+		if err != nil {
 			t.Errorf("after %s: %v", tc.arg, err)
+		} else if tc.arg == "exit" && p.Ended != "exit 3" {
+			t.Errorf("after os.Exit(3) the profile says the run ended %q, want exit 3", p.Ended)
 		}
 	}
 }
@@ -466,7 +469,9 @@ func TestRewriteXSync(t *testing.T) {
 		return err
 	})
 	before := treeHashes(t, dir)
-	env := []string{"GOPROXY=off", "GOFLAGS=", "GOWORK=off"} // go.mod must be complete: no -mod=mod
+	// go.mod must be complete (no -mod=mod), and the tree builds in the
+	// go.work that rewrite -w writes (GOWORK unset).
+	env := []string{"GOPROXY=off", "GOFLAGS=", "GOWORK="}
 
 	code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-w", "./...")
 	if code != exitOK {
@@ -475,7 +480,7 @@ func TestRewriteXSync(t *testing.T) {
 	t.Log(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:])
 	rewritten := treeHashes(t, dir)
 	changed := diffTrees(before, rewritten)
-	if !slices.Contains(changed, "go.mod") || !slices.Contains(changed, filepath.Join("errgroup", "zz_spanprof_test.go")) {
+	if !slices.Contains(changed, "go.work") || slices.Contains(changed, "go.mod") || !slices.Contains(changed, filepath.Join("errgroup", "zz_spanprof_test.go")) {
 		t.Errorf("rewrite -w changed %v", changed)
 	}
 	if out, err := exec.Command("gofmt", "-l", dir).CombinedOutput(); err != nil || len(out) > 0 {
@@ -522,11 +527,11 @@ func TestRewriteCommand(t *testing.T) {
 		"other/o_test.go": "package other\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif One() != 1 {\n\t\tt.Fatal()\n\t}\n}\n",
 	}
 	dir := module(t, files)
-	env := []string{"GOPROXY=off", "GOFLAGS=", "GOWORK=off"}
+	env := []string{"GOPROXY=off", "GOFLAGS=", "GOWORK="}
 	before := treeHashes(t, dir)
 
 	code, stdout, _ := spanprofIn(t, dir, env, "rewrite", "-l", "./...")
-	want := []string{"fj/fj.go", "fj/fj_test.go", "fj/zz_spanprof.go", "fj/zz_spanprof_test.go", "other/zz_spanprof_test.go", "go.mod", "go.sum"}
+	want := []string{"fj/fj.go", "fj/fj_test.go", "fj/zz_spanprof.go", "fj/zz_spanprof_test.go", "other/zz_spanprof_test.go", "go.work"}
 	if got := strings.Fields(stdout); code != exitOK || !slices.Equal(got, want) {
 		t.Errorf("rewrite -l: status %d, %v; want %v", code, got, want)
 	}
@@ -560,7 +565,7 @@ func TestRewriteCommand(t *testing.T) {
 	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-undo", "./other"); code != exitOK {
 		t.Fatalf("rewrite -undo ./other: status %d\n%s", code, stderr)
 	}
-	if d := diffTrees(before, treeHashes(t, dir)); slices.Contains(d, "other/zz_spanprof_test.go") || !slices.Contains(d, "go.mod") {
+	if d := diffTrees(before, treeHashes(t, dir)); slices.Contains(d, "other/zz_spanprof_test.go") || !slices.Contains(d, "go.work") {
 		t.Errorf("after -undo ./other, these differ: %v", d)
 	}
 	if code, _, stderr := spanprofIn(t, dir, env, "rewrite", "-undo"); code != exitOK {
@@ -635,7 +640,7 @@ func TestRewriteExamples(t *testing.T) {
 	outputs := func(env ...string) map[string]string {
 		out := map[string]string{}
 		for _, name := range names {
-			b, err := goIn(t, dir, append(env, offline...), append([]string{"run", "./" + name}, args[name]...)...)
+			b, err := goIn(t, dir, env, append([]string{"run", "./" + name}, args[name]...)...)
 			if err != nil {
 				t.Fatalf("go run ./%s: %v\n%s", name, err, b)
 			}
@@ -643,8 +648,11 @@ func TestRewriteExamples(t *testing.T) {
 		}
 		return out
 	}
-	want := outputs()
+	want := outputs(offline...)
 	before := treeHashes(t, dir)
+	// The rewritten tree builds in the go.work that rewrite -w writes, with
+	// go.mod as it is (no -mod=mod).
+	rewritten := []string{"GOPROXY=off", "GOSUMDB=off", "GOFLAGS=", "GOWORK="}
 
 	if code, _, stderr := spanprofIn(t, dir, offline, "rewrite", "-w", "./..."); code != exitOK {
 		t.Fatalf("spanprof rewrite -w: status %d\n%s", code, stderr)
@@ -652,12 +660,12 @@ func TestRewriteExamples(t *testing.T) {
 	if d := diffTrees(before, treeHashes(t, dir)); len(d) == 0 {
 		t.Fatal("rewrite -w changed nothing")
 	}
-	if out, err := goIn(t, dir, offline, "test", "-count=1", "./..."); err != nil {
+	if out, err := goIn(t, dir, rewritten, "test", "-count=1", "./..."); err != nil {
 		t.Fatalf("go test ./... of the rewritten examples: %v\n%s", err, out)
 	}
 	// The rewritten programs profile themselves; keep the profile out of
 	// the tree that -undo must restore.
-	if got := outputs("SPANPROF_OUT=" + filepath.Join(t.TempDir(), "p.pb.gz")); !maps.Equal(got, want) {
+	if got := outputs(append(rewritten, "SPANPROF_OUT="+filepath.Join(t.TempDir(), "p.pb.gz"))...); !maps.Equal(got, want) {
 		t.Errorf("rewritten programs print %v, the originals %v", got, want)
 	}
 	if code, _, stderr := spanprofIn(t, dir, offline, "rewrite", "-undo"); code != exitOK {

@@ -27,13 +27,15 @@ rewritten files to standard output.
 	-l	list the files that would change
 	-undo	restore the original files (go.mod and go.sum included)
 
--w keeps the originals in .spanprof/ at the module root, for -undo, with
-what it wrote. It adds files named zz_spanprof*.go to the packages (the site
-tables and a TestMain), and to go.mod a requirement of the spanprof runtime
-replaced by a copy in the user cache directory, with the runtime's lines in
-go.sum. Rewriting a package that is rewritten already changes nothing; -undo
-PKGS restores those packages (go.mod and go.sum with the last of them), and
--undo alone restores everything.
+-w keeps the originals in .spanprof/ at the module root, for -undo. It adds
+files named zz_spanprof*.go to the packages (the site tables and a TestMain),
+copies the spanprof runtime into .spanprof/runtime, and writes a go.work at
+the module root that uses the module and the runtime by relative paths (or
+adds the runtime to the go.work there): go.mod and go.sum stay as they are,
+and the rewritten tree builds with the plain go command on any machine,
+with go.work and .spanprof/runtime. Rewriting a package that is rewritten
+already changes nothing; -undo PKGS restores those packages (go.work with
+the package at the module root), and -undo alone restores everything.
 
 -undo never destroys a change made after the rewrite. A file still as -w
 wrote it gets its original back, byte for byte. In a file changed since,
@@ -46,9 +48,11 @@ originals, not the old backups.
 
 After -w, "go test ./pkg -spanprofile=FILE" writes the span profile of the
 package's tests to FILE (the flag goes after the packages, as Go requires of
-test binary flags), and running a rewritten main package writes one to
-$SPANPROF_OUT (default spanprof.pb.gz). Every position stays true: //line
-directives follow inserted code.
+test binary flags), and running a rewritten main package with SPANPROF_OUT
+or SPANPROF_MODE set writes one (to $SPANPROF_OUT, default spanprof.pb.gz).
+Without them rewritten code runs as the original does: no profile, every
+spawn a goroutine. Every position stays true: //line directives follow
+inserted code.
 
 A package that does not type-check, a read-only file, or a name starting
 with _spanprof in the code is refused with an error, and no file changes.
@@ -132,6 +136,12 @@ func runRewrite(c *command, args []string, stdout, stderr io.Writer) int {
 		if err := rewrite.Write(prog.Module.Dir, res.Files); err != nil {
 			errorf(stderr, "%v", err)
 			return exitUsage
+		}
+		if len(res.Files) > 0 && prog.Module.Path != rewrite.SpanprofModule {
+			if err := rewrite.WriteRuntime(prog.Module.Dir); err != nil {
+				errorf(stderr, "%v", err)
+				return exitUsage
+			}
 		}
 		fmt.Fprintf(stderr, "spanprof: rewrote %d files; %s\n", len(res.Files), res.Stats)
 	default:

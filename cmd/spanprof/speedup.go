@@ -558,7 +558,7 @@ func buildInstrumented(pkg, bin string, stderr io.Writer, progress func(string, 
 	defer os.RemoveAll(b.Dir)
 	stderr.Write(log.Bytes())
 	var buildOut bytes.Buffer
-	if err := goCommand(b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkg)...); err != nil {
+	if err := goCommand(nil, b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkg)...); err != nil {
 		progress("no serial elision and no bounds: the instrumented code does not build, a spanprof bug: %s", firstOutputLine(buildOut.String(), err))
 		return false
 	}

@@ -1,0 +1,3 @@
+package shadow
+
+const sysEpollPwait, sysEpollPwait2 = 281, 441

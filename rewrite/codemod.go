@@ -88,9 +88,10 @@ func hash(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// isModFile reports whether rel is go.mod or go.sum, which every rewritten
-// package of the module shares.
-func isModFile(rel string) bool { return rel == "go.mod" || rel == "go.sum" }
+// isModFile reports whether rel is go.mod, go.sum or go.work, which every
+// rewritten package of the module shares: they go back last, with the last
+// package, and never while a package is left as it is.
+func isModFile(rel string) bool { return rel == "go.mod" || rel == "go.sum" || rel == "go.work" }
 
 // WithRuntime adds what makes the rewritten code build with the plain go
 // command: a go.work at the module root that uses the module and the copy
@@ -368,7 +369,7 @@ func Undo(root string, keep func(dir string) bool) (*UndoResult, error) {
 	if err := undoFiles(root, m, keep, res); err != nil {
 		return res, err
 	}
-	// go.mod and go.sum go back last, with the last package.
+	// go.mod, go.sum and go.work go back last, with the last package.
 	rest := slices.DeleteFunc(slices.Clone(m.Files), func(b backup) bool { return isModFile(b.Path) })
 	if len(rest) == 0 {
 		err := undoFiles(root, m, func(string) bool { return true }, res)

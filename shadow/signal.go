@@ -57,9 +57,7 @@ func signalled(c chan os.Signal) {
 	}
 	writeProfile()
 	signal.Reset(sig)
-	syscall.Kill(syscall.Getpid(), sig)
-	time.Sleep(time.Second) // the signal kills the process meanwhile
-	os.Exit(128 + int(sig))
+	dieOf(sig)
 }
 
 // halt takes the engine from the program for good, so that the calling

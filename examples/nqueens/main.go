@@ -162,7 +162,7 @@ func serialQueens(all, cols, left, right uint32) int {
 // solutions[n] is the number of ways to place n non-attacking queens on an
 // n×n board (OEIS A000170), for every n whose columns fit in a uint32 mask
 // and whose count is known.
-var solutions = [...]int{
+var solutions = [...]int64{
 	1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596,
 	2279184, 14772512, 95815104, 666090624, 4968057848, 39029188884,
 	314666222712, 2691008701644, 24233937684440, 227514171973736,
@@ -172,7 +172,7 @@ var solutions = [...]int{
 // check reports, as an error, whether got is not the number of solutions
 // for an n×n board.
 func check(n, got int) error {
-	if want := solutions[n]; got != want {
+	if want := solutions[n]; int64(got) != want {
 		return fmt.Errorf("%d-queens: counted %d solutions, want %d", n, got, want)
 	}
 	return nil

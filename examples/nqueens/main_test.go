@@ -76,7 +76,7 @@ func TestSerialQueensPartial(t *testing.T) {
 		byCol[col] = serialQueens(all, bit, bit<<1, bit>>1)
 		total += byCol[col]
 	}
-	if total != solutions[n] {
+	if int64(total) != solutions[n] {
 		t.Errorf("counts over the first row add up to %d, want %d", total, solutions[n])
 	}
 	if byCol[0] != byCol[n-1] {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/format"
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"go/version"
 	"os"
 	"reflect"
 	"strconv"
@@ -119,6 +121,9 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 	}
 	if usesRuntime(df) {
 		addImport(df)
+		if err := needGenerics(df, ur.info.FileVersions[fr.ast]); err != nil {
+			return nil, false, err
+		}
 	}
 
 	r := decorator.NewRestorer()
@@ -151,6 +156,62 @@ func usesRuntime(f *dst.File) bool {
 		return !found
 	})
 	return found
+}
+
+// needGenerics lets a file whose language version is older than go1.18
+// call the runtime's generic entry points (Leave, EnterAfter, GroupGo, …):
+// it adds go1.18 to the file's build constraint. The compiler then reads
+// that file alone at max(go1.18, go1.21) = go1.21 (a file's //go:build
+// version is never taken below go1.21), which adds generics and builtins
+// but keeps what older code means: a for loop's variable is still shared
+// by its iterations below go1.22. The constraint is a comment of the
+// decorated file, so the //line directives added afterwards keep the
+// file's positions true.
+func needGenerics(f *dst.File, fileVersion string) error {
+	if fileVersion == "" || !version.IsValid(fileVersion) || version.Compare(fileVersion, "go1.18") >= 0 {
+		return nil
+	}
+	var old []constraint.Expr
+	plusBuild := false
+	for _, c := range f.Decs.Start {
+		if !constraint.IsGoBuild(c) && !constraint.IsPlusBuild(c) {
+			continue
+		}
+		x, err := constraint.Parse(c)
+		if err != nil {
+			return fmt.Errorf("build constraint %q: %w", c, err)
+		}
+		if constraint.IsGoBuild(c) {
+			old, plusBuild = []constraint.Expr{x}, false
+		} else if len(old) == 0 || plusBuild {
+			old, plusBuild = append(old, x), true
+		}
+	}
+	var expr constraint.Expr = &constraint.TagExpr{Tag: "go1.18"}
+	for _, x := range old {
+		expr = &constraint.AndExpr{X: expr, Y: x}
+	}
+	line := "//go:build " + expr.String()
+	if len(old) == 0 {
+		f.Decs.Start = append(dst.Decorations{line, "\n"}, f.Decs.Start...)
+		return nil
+	}
+	// Replace the first constraint line; the others (// +build lines)
+	// are folded into it.
+	var out dst.Decorations
+	done := false
+	for _, c := range f.Decs.Start {
+		if constraint.IsGoBuild(c) || constraint.IsPlusBuild(c) {
+			if !done {
+				out = append(out, line)
+				done = true
+			}
+			continue
+		}
+		out = append(out, c)
+	}
+	f.Decs.Start = out
+	return nil
 }
 
 // addImport imports the runtime under its alias, in an import declaration
@@ -289,22 +350,41 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 	// joins it, and gofmt then moves it to the end of the comment; so there
 	// the directive goes above the declaration's doc comment, with blank
 	// lines around it, and names the line of the blank line after it.
+	//
+	// A directive must not split the build constraints at the top of the
+	// file, which gofmt keeps together (the printer adds a //go:build line
+	// above a lone "// +build" one): one needed among them, or the blank
+	// lines after them, goes below them.
+	constraintEnd := 0 // the last line of the file's build constraints
+	for l := 1; l <= len(lines); l++ {
+		text := strings.TrimSpace(lines[l-1])
+		if constraint.IsGoBuild(text) || constraint.IsPlusBuild(text) {
+			constraintEnd = l
+		} else if text != "" && !strings.HasPrefix(text, "//") {
+			break
+		}
+	}
 	at := make(map[int][]string) // lines to put before line l
 	for _, n := range needs {
 		l, orig := n.line, n.orig
-		for topComment(l-1) && !inside[l-1] {
+		if l <= constraintEnd {
+			for l <= constraintEnd || blank(l) {
+				l, orig = l+1, orig+1
+			}
+		}
+		for orig > 1 && l-1 > constraintEnd && topComment(l-1) && !inside[l-1] {
 			l, orig = l-1, orig-1
 		}
 		text := lines[l-1]
 		top := text != "" && text[0] != '\t' && text[0] != ' ' && text[0] != '}' && text[0] != ')' && text[0] != '\n'
 		if !top || orig < 2 {
-			at[l] = append(at[l], directive(fr.name, orig))
+			at[l] = append(at[l], directive(fr.lineName, orig))
 			continue
 		}
 		if !blank(l - 1) {
 			at[l] = append(at[l], "")
 		}
-		at[l] = append(at[l], directive(fr.name, orig-1), "")
+		at[l] = append(at[l], directive(fr.lineName, orig-1), "")
 	}
 	var b bytes.Buffer
 	for i, l := range lines {

@@ -59,7 +59,12 @@ func goldenCases(t testing.TB) []string {
 
 // rewriteCases rewrites the golden cases once, for the tests that need
 // them.
-var rewriteCases = sync.OnceValues(func() (*Result, error) {
+var rewriteCases = sync.OnceValues(func() (*Result, error) { return rewriteCasesIn(InPlace) })
+
+// rewriteCasesOverlay rewrites them as spanprof run and test do.
+var rewriteCasesOverlay = sync.OnceValues(func() (*Result, error) { return rewriteCasesIn(Overlay) })
+
+func rewriteCasesIn(mode Mode) (*Result, error) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		return nil, err
@@ -76,7 +81,7 @@ var rewriteCases = sync.OnceValues(func() (*Result, error) {
 		}
 		patterns = append(patterns, "./rewrite/testdata/"+c)
 	}
-	prog, err := Load(Config{Dir: root, Mode: InPlace}, patterns)
+	prog, err := Load(Config{Dir: root, Mode: mode}, patterns)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +89,7 @@ var rewriteCases = sync.OnceValues(func() (*Result, error) {
 		return nil, err
 	}
 	return prog.Rewrite()
-})
+}
 
 // normalize replaces the repository's directory in src with $ROOT, so
 // golden files do not depend on where the repository lies.
@@ -132,13 +137,16 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestGoldenRun builds every testdata program as it is and rewritten, runs
-// both, and checks that they print the same and that the rewritten one
-// writes a profile with the spawns and syncs the program makes.
+// TestGoldenRun builds every testdata program as it is and rewritten as
+// spanprof run builds it, runs both, and checks that they print the same
+// (positions included: testdata/positions prints runtime.Caller's and
+// panics' files and lines) and that the rewritten one writes a profile with
+// the spawns and syncs the program makes. The codemod's //line directives
+// name files by base name instead (TestGoldenPositions checks its lines).
 func TestGoldenRun(t *testing.T) {
 	needGo(t)
 	root := moduleRoot(t)
-	res, err := rewriteCases()
+	res, err := rewriteCasesOverlay()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,11 +92,13 @@ type unitRewriter struct {
 
 // fileRewriter holds one file's syntax in both forms.
 type fileRewriter struct {
-	ast   *ast.File
-	name  string // absolute path
-	table table
-	dec   *decorator.Decorator
-	dst   *dst.File
+	ast  *ast.File
+	name string // absolute path
+	// lineName is the file's name in //line directives.
+	lineName string
+	table    table
+	dec      *decorator.Decorator
+	dst      *dst.File
 }
 
 // An action is an edit at one node of the original syntax, applied to its
@@ -200,7 +202,16 @@ func (ur *unitRewriter) selectFiles() error {
 		case strings.HasSuffix(name, "_test.go"):
 			t = tableTest
 		}
-		fr := &fileRewriter{ast: f, name: name, table: t}
+		// A //line directive names the file by its path in an overlay,
+		// which the go command compiles from elsewhere, and by its base
+		// name in a file written for keeps: the compiler and go/scanner
+		// read a relative name relative to the file's own directory, and
+		// nothing of this machine's paths goes into the user's tree.
+		lineName := name
+		if ur.prog.cfg.Mode != Overlay {
+			lineName = filepath.Base(name)
+		}
+		fr := &fileRewriter{ast: f, name: name, lineName: lineName, table: t}
 		ur.files = append(ur.files, fr)
 		ur.byAst[f] = fr
 	}

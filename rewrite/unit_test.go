@@ -283,7 +283,8 @@ func main() {
 	if !ok {
 		t.Fatal("not rewritten")
 	}
-	out := strings.ReplaceAll(rewritten(res)["main.go"], filepath.Join(dir, "main.go"), "$FILE")
+	// The codemod names the file by its base name in //line directives.
+	out := rewritten(res)["main.go"]
 	const (
 		rt = "_spanprof_shadow."
 	)
@@ -321,8 +322,8 @@ func main() {
 		// Calls on the left of a multi-valued assignment: the last
 		// argument wrapped, if typed.
 		"m[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(pair(" + rt + "EnterAfter(x, S)))",
-		rt + "CallBegin(S)\n//line $FILE:50:1\n\tm[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(pair(1))",
-		rt + "CallBegin(S)\n//line $FILE:51:1\n\tm[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(apply(id))",
+		rt + "CallBegin(S)\n//line main.go:50:1\n\tm[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(pair(1))",
+		rt + "CallBegin(S)\n//line main.go:51:1\n\tm[" + rt + "Leave(" + rt + "Enter(S), g())], x = " + rt + "Leave2(apply(id))",
 		// A function literal's body is not evaluated with the call;
 		// the literal's call is.
 		"f(" + rt + "EnterAfter(" + rt + "Leave(" + rt + "Enter(S), func() int { return " + rt + "Leave(" + rt + "Enter(S), g()) }()), S), 0)",

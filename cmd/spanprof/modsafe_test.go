@@ -61,17 +61,36 @@ var plainGo = []string{"GOPROXY=off", "GOFLAGS=", "GOWORK="}
 // a go.work with relative paths only (the rewritten tree builds anywhere:
 // a copy of it builds too), and the rewritten program run without a
 // profile request writes no profile.
+//
+// A module below go1.18 cannot call the runtime's generic functions: the
+// rewrite adds go1.18 to the build constraint of each file it instruments
+// (folding a "// +build" line into it), and the program still means what
+// it meant.
 func TestLanguageVersionKept(t *testing.T) {
 	needGo(t)
 	t.Parallel()
+	for _, c := range []struct{ goLine, header, want string }{
+		{"1.21", "", "3 3 3"},
+		{"1.22", "//go:build !nothing\n\n// Command loop.\n", "0 1 2"},
+		{"1.16", "// +build !nothing\n\n", "3 3 3"},
+		{"1.20", "// +build !nothing\n\n", "3 3 3"},
+	} {
+		t.Run("go"+c.goLine, func(t *testing.T) {
+			t.Parallel()
+			languageVersionKept(t, c.goLine, c.header, c.want)
+		})
+	}
+}
+
+func languageVersionKept(t *testing.T, goLine, header, want string) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/loop\n\ngo 1.21\n", "main.go": loopProgram})
-	if out, err := goIn(t, dir, plainGo, "run", "."); err != nil || strings.TrimSpace(out) != "3 3 3" {
-		t.Fatalf("go run: %v, %q; want 3 3 3", err, out)
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/loop\n\ngo " + goLine + "\n", "main.go": header + loopProgram})
+	if out, err := goIn(t, dir, plainGo, "run", "."); err != nil || strings.TrimSpace(out) != want {
+		t.Fatalf("go run: %v, %q; want %s", err, out, want)
 	}
 	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	if code, stdout, stderr := spanprofIn(t, dir, offline, "run", "-o", out, "."); code != exitOK || strings.TrimSpace(stdout) != "3 3 3" {
-		t.Errorf("spanprof run: status %d, stdout %q, want 3 3 3\n%s", code, stdout, stderr)
+	if code, stdout, stderr := spanprofIn(t, dir, offline, "run", "-o", out, "."); code != exitOK || strings.TrimSpace(stdout) != want {
+		t.Errorf("spanprof run: status %d, stdout %q, want %s\n%s", code, stdout, want, stderr)
 	}
 
 	before := treeHashes(t, dir)
@@ -88,7 +107,7 @@ func TestLanguageVersionKept(t *testing.T) {
 	}
 	cache, _ := os.UserCacheDir()
 	if bytes.Contains(work, []byte(dir)) || cache != "" && bytes.Contains(work, []byte(cache)) ||
-		!bytes.Contains(work, []byte("\t.\n\t./.spanprof/runtime\n")) || !bytes.Contains(work, []byte("godebug default=go1.21")) {
+		!bytes.Contains(work, []byte("\t.\n\t./.spanprof/runtime\n")) || !bytes.Contains(work, []byte("godebug default=go"+goLine)) {
 		t.Errorf("go.work names a path of this machine, or lacks the module, the runtime or its GODEBUG defaults:\n%s", work)
 	}
 	// The rewritten tree, here and copied elsewhere: the program's
@@ -98,8 +117,8 @@ func TestLanguageVersionKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []string{dir, elsewhere} {
-		if out, err := goIn(t, d, plainGo, "run", "."); err != nil || strings.TrimSpace(out) != "3 3 3" {
-			t.Errorf("go run of the rewritten tree in %s: %v, %q; want 3 3 3", d, err, out)
+		if out, err := goIn(t, d, plainGo, "run", "."); err != nil || strings.TrimSpace(out) != want {
+			t.Errorf("go run of the rewritten tree in %s: %v, %q; want %s", d, err, out, want)
 		}
 		if _, err := os.Stat(filepath.Join(d, "spanprof.pb.gz")); err == nil {
 			t.Errorf("go run of the rewritten program wrote a profile nobody asked for")

@@ -58,6 +58,7 @@ var (
 	measure  perf.Measure
 	started  time.Time
 	atStart  machine // the machine's counters at Start, for the trust figures
+	pinned   = -1    // the CPU serial mode keeps the profiled thread on (pinThread), or -1
 	stopOnce sync.Once
 )
 
@@ -96,6 +97,10 @@ func Start(o Options) error {
 	m, err := openMeasure(o.Measure)
 	if err != nil {
 		return err
+	}
+	if o.Mode == "serial" && m.PerThread() {
+		pinned = pinThread(runCPU())
+		recordCPU(pinned)
 	}
 	cfg := Config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread()}
 	if cfg.PerThread {

@@ -256,6 +256,7 @@ func (e *Engine) rebind() {
 		openFailed.Add(1)
 		return
 	}
+	pinned = pinThread(pinned) // every test's strands on one CPU
 	if e.root.close != nil {
 		e.root.close()
 	}

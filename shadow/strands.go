@@ -75,6 +75,38 @@ func strandFile(dir string, k int) string {
 	return filepath.Join(dir, fmt.Sprintf("%016x.%d", h.Sum64(), k))
 }
 
+// cpuFile names the file where run 1 leaves the CPU that serial mode kept
+// its thread on (pinThread), so that the runs after it measure their
+// strands on the same CPU and their minima compare like with like.
+func cpuFile(dir string) string { return strandFile(dir, 0) + ".cpu" }
+
+// runCPU returns the CPU run 1 was kept on, for a later run of several, or
+// -1.
+func runCPU() int {
+	dir := os.Getenv(EnvStrands)
+	if k, _ := strconv.Atoi(os.Getenv(EnvRun)); dir == "" || k < 2 {
+		return -1
+	}
+	b, err := os.ReadFile(cpuFile(dir))
+	if err != nil {
+		return -1
+	}
+	cpu, err := strconv.Atoi(string(b))
+	if err != nil {
+		return -1
+	}
+	return cpu
+}
+
+// recordCPU leaves cpu for the runs after run 1 of several.
+func recordCPU(cpu int) {
+	dir := os.Getenv(EnvStrands)
+	if k, _ := strconv.Atoi(os.Getenv(EnvRun)); dir == "" || k != 1 || cpu < 0 {
+		return
+	}
+	os.WriteFile(cpuFile(dir), []byte(strconv.Itoa(cpu)), 0o644)
+}
+
 // openStrands sets up the merge from the environment, or returns nil when
 // the run is not one of several.
 func openStrands() (*strands, error) {

@@ -1,5 +1,10 @@
 package main
 
+// The package documentation, doc.go, is generated from the help texts, and
+// TestDocUpToDate checks that it is current.
+//
+//go:generate go test -run=TestDocUpToDate -update
+
 import (
 	"fmt"
 	"io"

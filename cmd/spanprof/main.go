@@ -1,7 +1,4 @@
-// Command spanprof is a work/span scalability profiler for Go fork/join
-// programs: it measures the work, span and parallelism of a run, estimates
-// its speedup, and names the lines of code that limit it. Run "spanprof help"
-// for the commands.
+// The package documentation is doc.go, generated from the help texts.
 package main
 
 import (
@@ -17,7 +14,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Exit statuses (DESIGN §7).
+// Exit statuses, a contract (docs/cli.md). A command interrupted by a
+// signal exits with 128 plus the signal's number (interrupted).
 const (
 	exitOK     = 0
 	exitFailed = 1 // the profiled program failed
@@ -36,8 +34,9 @@ type command struct {
 	run func(c *command, args []string, stdout, stderr io.Writer) int
 }
 
-// commands lists spanprof's commands in the order of DESIGN §7. It is set in
-// init because help refers to it.
+// commands lists spanprof's commands in the order "spanprof help" and the
+// package documentation show them. It is set in init because help refers
+// to it.
 var commands []*command
 
 func init() {
@@ -83,11 +82,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return c.run(c, args[1:], stdout, stderr)
 }
 
+// summary is the first paragraph of "spanprof help" and of the package
+// documentation.
+const summary = `spanprof measures the work, span and parallelism of Go fork/join programs
+and names the code that limits their speedup.
+`
+
 // printUsage prints the list of commands.
 func printUsage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("spanprof measures the work, span and parallelism of Go fork/join programs\n" +
-		"and names the code that limits their speedup.\n\nUsage:\n\n\tspanprof <command> [arguments]\n\nThe commands are:\n\n")
+	b.WriteString(summary + "\nUsage:\n\n\tspanprof <command> [arguments]\n\nThe commands are:\n\n")
 	for _, c := range commands {
 		fmt.Fprintf(&b, "\t%-8s %s\n", c.name, c.short)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // The checks that run, test and build make before anything is loaded,
-// rewritten, built or run (DESIGN §7): a measure that does not open on this
+// rewritten, built or run (docs/cli.md): a measure that does not open on this
 // machine, or an -o where no file can be written, would otherwise show only
 // after the whole build and run, with the profile lost.
 

@@ -22,30 +22,35 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// sharedFlags documents the flags of run, test and build. The measures
-// and the default come from perf, so that a new measure needs no change here.
-var sharedFlags = `
-The flags shared by run, test and build are:
+// profileFlags documents the flags of run, test and build, in run's help;
+// test's and build's refer to it. The measures come from perf, so that a
+// new measure needs no change here. The text is the same on every system:
+// the package documentation is generated from it.
+var profileFlags = `
+The flags of run, test and build are:
 
 	-o file
 		write the span profile to file (default spanprof.pb.gz); for build,
-		the binary.
+		the binary (required).
 	-mode serial|parallel|elision
 		serial (the default) runs every serially elidable spawn inline, as
 		Cilkview does, so results are deterministic; a spawn the analyzer
-		finds not elidable still runs as a goroutine. parallel runs every
-		spawn as a goroutine, in parallel, and is the mode for programs
-		whose goroutines talk to each other; it measures with the clock
-		unless -measure names another. With cpu or a counter, each
-		goroutine keeps its OS thread and measures it, which costs tens to
-		hundreds of microseconds per goroutine.
-		elision profiles nothing and runs every spawn as a plain call: the
-		serial elision, for timing the instrumentation's cost.
+		finds not elidable still runs as a goroutine, profiled as parallel
+		mode profiles goroutines. parallel runs every spawn as a goroutine,
+		in parallel, and is the mode for programs whose goroutines talk to
+		each other; it measures with the clock unless -measure names
+		another. With cpu or a counter, each goroutine keeps its OS thread
+		and measures it, which costs tens to hundreds of microseconds per
+		goroutine. elision profiles nothing and runs every spawn as a plain
+		call: the serial elision, for timing the instrumentation's cost.
 	-measure ` + strings.Join(perf.Names(), "|") + `
-		what a strand's length is measured in (default ` + perf.Default() + `, and
-		clock in parallel mode): cpu is the profiled thread's running time,
-		which leaves out the time other processes take from it; clock is
-		wall time.
+		what a strand's length is measured in (default ` + perf.CPU + `, or ` + perf.Clock + ` where
+		the system cannot read a thread's CPU time, as on Windows; clock in
+		parallel mode): cpu is the profiled thread's running time, which
+		leaves out the time other processes take from it; clock is wall
+		time; instructions and cycles count the thread's user-mode
+		instructions and cycles, and task-clock is its CPU time, as Linux
+		perf events (instructions and cycles where the hardware counts them).
 	-count n|auto
 		run and test: run the program n times in serial mode and keep each
 		strand's shortest time over the runs (a deterministic program makes
@@ -55,7 +60,7 @@ The flags shared by run, test and build are:
 		discarded.
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
-		(default: calibrated on this machine).
+		(default: calibrated on the machine that runs the program).
 
 An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
 SPANPROF_BURDEN from its environment; spanprof run and test set them.
@@ -68,26 +73,39 @@ measure that does not open or an -o that cannot be written is a one-line
 error and exit status 2.
 `
 
-// instrumentation documents what the instrumented build does.
+// instrumentation documents what the instrumented build does, in run's
+// help; test's and build's refer to it.
 const instrumentation = `
 The packages of the main module that PKG imports are instrumented with it,
 in a temporary copy given to the go command with -overlay, and the spanprof
 runtime comes in through a temporary go.work that uses the module and the
 runtime: the module's files, go.mod and go.sum stay as they are, and its
-code is compiled with the go line of its go.mod. Instrumented are the spawns (go statements,
-WaitGroup.Go, errgroup's Go and TryGo, parlib), the join contributions and
-waits, and the calls of the packages' own functions, except those the
-compiler inlines and deferred calls. A spawn that is not serially elidable
-(it waits for something its continuation does) stays a goroutine, and neither
-it nor what it runs is profiled; spanprof says which, and why.
+code is compiled with the go line of its go.mod.
+
+Instrumented are the spawns (go statements, WaitGroup.Go, errgroup's Go and
+TryGo, parlib), the join contributions and waits, and the calls of the
+packages' own functions, except those the compiler inlines and deferred
+calls. A spawn that cannot run inline (the analyzer finds it not serially
+elidable: it may wait for something its continuation does) runs as a real
+goroutine in serial mode too, and is profiled as parallel mode profiles
+goroutines; spanprof names each such spawn, and why. Code that runs only on
+goroutines the runtime does not know (functions given to time.AfterFunc,
+runtime.SetFinalizer or testing.B's RunParallel, and what they call) is
+left as written, and its spawns are not profiled; spanprof names them too.
 
 The profile is written when main returns, when it panics, when code of the
 instrumented packages calls os.Exit, when the program deadlocks (it stops
 as Go would stop it, status 2), and on SIGINT or SIGTERM unless the program
 imports os/signal (it dies of the signal; spanprof exits with 130 or 143);
-then the profile holds what ran and says how the run ended. Not when the
-program ends any other
-way (log.Fatal, a panic on another goroutine, os.Exit in another package).
+then the profile holds what ran and says how the run ended. It is not
+written when the program ends any other way (log.Fatal, a panic on another
+goroutine, os.Exit in another package).
+`
+
+// asForRun is the part of test's and build's help that refers to run's.
+const asForRun = `
+What is instrumented, when the profile is written, the flags and the
+environment are as for run: see "spanprof help run".
 `
 
 var cmdRun = &command{
@@ -99,8 +117,9 @@ runs it with ARGS, writes the span profile and prints the summary of
 "spanprof report" (the top 10 sites) to standard error.
 ` + instrumentation + `
 Exit status: 0 on success, 1 if the profiled program failed (its status is
-shown), 2 on a usage or build error.
-` + sharedFlags,
+shown), 2 on a usage or build error or when the instrumented program
+refuses to start (its one line says why).
+` + profileFlags,
 	run: runRun,
 }
 
@@ -118,12 +137,12 @@ tests and writes the profile. A package's own TestMain is renamed and called
 from it: the profile is written when it returns or when it calls os.Exit.
 Serial mode profiles one goroutine at a time, so parallel tests run one at a
 time (unless GOTESTFLAGS set -parallel).
-` + instrumentation + `
+` + asForRun + `
 After "spanprof rewrite -w", "go test ./pkg -spanprofile=FILE" writes FILE
 without spanprof test.
 
 Exit status: 0 on success, 1 if the tests failed, 2 on a usage or build error.
-` + sharedFlags,
+`,
 	run: runTest,
 }
 
@@ -134,10 +153,10 @@ var cmdBuild = &command{
 	long: `Build builds the main package PKG (default .) with spanprof's instrumentation
 into BIN. Running BIN writes a span profile to $SPANPROF_OUT (default
 spanprof.pb.gz); -mode, -measure and -burden become the binary's defaults,
-which the environment overrides.
-` + instrumentation + `
+which the environment overrides. -count applies to run and test only.
+` + asForRun + `
 Exit status: 0 on success, 2 on a usage or build error.
-` + sharedFlags,
+`,
 	run: runBuild,
 }
 

@@ -32,14 +32,15 @@ The text format gives Cilkview's parallelism profile (work, span, burdened
 span, parallelism, burdened parallelism, spawns, syncs, average strand, the
 instrumentation overhead that was subtracted), the speedup estimate on 2 to
 64 processors and on this machine's, and Cilkprof's table of sites: for each
-spawn site, call of an instrumented function and region, the work (T1) and
+spawn site and call of an instrumented function, the work (T1) and
 span (T∞) of its invocations on work (all of them) and on span (those on the
 critical path), and its local work and span on span (excluding the sites it
 invokes). The row "main", of kind root, is the program's own code outside
 every site. Sites that never ran are not listed.
 
-The csv format has one row per site with every value; json follows the schema
-of DESIGN §9; html is a self-contained page.
+The csv format has one row per site with every value; json follows a fixed
+schema, to which fields may be added but in which none changes (the
+spanprof repository's docs/json-report.md); html is a self-contained page.
 
 The flags are:
 

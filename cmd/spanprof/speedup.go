@@ -52,7 +52,7 @@ the median of its runs:
 
 The runs go round by round (the baseline, every P, the elision, and again),
 so that a slow spell of a shared machine falls on every P alike. Then PKG is
-profiled once, as "spanprof run" does (serial mode, clock), into
+profiled once, in serial mode with the default measure, into
 DIR/profile.pb.gz. If it cannot be instrumented or the instrumented program
 fails, speedup says so and leaves out the elision and the bounds.
 
@@ -133,9 +133,9 @@ The flags are:
 
 	-procs list
 		the processor counts, comma-separated, such as 1,2,4 (default 1
-		to the number of CPUs, here ` + strconv.Itoa(runtime.NumCPU()) + `). More than the number of CPUs
-		is allowed: the threads then wait for CPUs, which is run delay,
-		so it shows as work inflation.
+		to the number of CPUs). More than the number of CPUs is allowed:
+		the threads then wait for CPUs, which is run delay, so it shows
+		as work inflation.
 	-runs n
 		run each configuration n times and take the medians (default 3).
 	-baseline-args args
@@ -445,7 +445,7 @@ func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
 	profFile := filepath.Join(out, "profile.pb.gz")
 	os.Remove(profFile) // a profile of an earlier run must not pass for this one's
 	if instr != "" {
-		progress("profiling %s (serial mode, clock)", name)
+		progress("profiling %s (serial mode)", name)
 		prof = profileRun(instr, progArgs, profFile, f.burden, stderr)
 	}
 

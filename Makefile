@@ -19,7 +19,7 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./...
 
 # The overhead of profiling on the benchmark suite (examples/suite.txt), as
-# Figure 11 of the Cilkprof paper measures it: bench/README.md explains the
+# Figure 11 of the Cilkprof paper measures it: docs/benchmarks.md explains the
 # table. It takes several minutes; `go run ./bench -runs 1 -only fib` is quick.
 bench:
 	$(GO) run ./bench

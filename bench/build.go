@@ -17,7 +17,7 @@ type variant int
 const (
 	plain    variant = iota // go build
 	elision                 // spanprof build -mode elision
-	profiled                // spanprof build (serial mode, clock measure)
+	profiled                // spanprof build (serial mode, the default measure)
 	traced                  // go build with runtime/trace started in init
 	numVariants
 )

@@ -1,7 +1,7 @@
 // Bench measures spanprof's overhead on the benchmark suite the way Figure 11
 // of the Cilkprof paper does: for every example listed in examples/suite.txt
 // it compares the running time of the program built with spanprof (serial
-// mode, clock measure) with the same program built without it.
+// mode, the default measure) with the same program built without it.
 //
 // Usage:
 //
@@ -18,7 +18,7 @@
 // maximum) and writes the same numbers as CSV. The table shows wall time,
 // or with -time cpu the user + system time of the process, which other
 // processes on the same cores disturb less; the CSV holds both. Every run
-// must exit 0: the examples check their own results. bench/README.md
+// must exit 0: the examples check their own results. docs/benchmarks.md
 // explains the columns.
 package main
 

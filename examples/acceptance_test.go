@@ -1,5 +1,5 @@
 // Package examples_test checks that spanprof tells the papers' stories
-// (DESIGN §12) about the programs in this directory: each example is built
+// (docs/examples.md) about the programs in this directory: each example is built
 // instrumented and run by `spanprof run`, at a smaller input than its
 // default, and its profile is checked for what the Cilkprof and Cilkview
 // case studies found.

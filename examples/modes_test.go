@@ -18,7 +18,7 @@ import (
 
 // TestParallelModeAgreesWithSerial profiles deterministic examples in both
 // modes and checks that they tell the same story: the same work and span,
-// and the same functions holding the critical path (DESIGN §4).
+// and the same functions holding the critical path (docs/modes.md).
 //
 // Parallel mode measures a different execution from serial mode's:
 // goroutines really start, and the program's own goroutine-spawning code
@@ -52,7 +52,8 @@ import (
 // treesum is left out: its strands (a node of serialSum) are a few dozen
 // instructions, less than the error of the calibrated instrumentation cost
 // subtracted from each (serial mode clamps many of them to 0, parallel mode
-// leaves hundreds in), so neither mode measures them well; README says so.
+// leaves hundreds in), so neither mode measures them well; docs/modes.md
+// says so.
 func TestParallelModeAgreesWithSerial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and profiles examples")

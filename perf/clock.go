@@ -9,14 +9,14 @@ import (
 
 // The clock measure has two paths, chosen once per process:
 //
-//   - tsc: on amd64 where the time-stamp counter is invariant and the kernel
-//     itself keeps time with it, Read executes RDTSCP and scales ticks to
-//     nanoseconds with one 64×64→128 multiply by a factor calibrated against
-//     runtime.nanotime at the first Open. RDTSCP costs more than a bare RDTSC
-//     (38 ns against 18 ns in this VM) but it cannot run ahead of the loads
-//     before it, the reason Linux's rdtsc_ordered and Go's runtime.cputicks
-//     use it: a strand ended on one thread and continued on another (a Done
-//     seen by a Wait) must never measure negative.
+//   - tsc: on amd64 where the time-stamp counter is invariant, the CPU has
+//     RDTSCP and the kernel itself keeps time with the counter (tscUsable),
+//     Read executes a bare RDTSC and scales ticks to nanoseconds with one
+//     64×64→128 multiply by a factor calibrated against runtime.nanotime at
+//     the first Open. RDTSCP (38 ns against 18 ns in this VM) cannot run
+//     ahead of the loads before it, but the runtime reads the clock at every
+//     event and clamps a strand that comes out negative to zero instead
+//     (see Read).
 //   - nanotime: everywhere else, runtime.nanotime (the vDSO's
 //     clock_gettime(CLOCK_MONOTONIC) on Linux).
 //

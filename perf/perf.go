@@ -1,17 +1,3 @@
-// Package perf reads the measures that spanprof uses to time strands: the
-// monotonic clock, hardware instruction and cycle counters, and the thread's
-// task clock.
-//
-// The shadow runtime reads a measure at every parallel-control event (spawn,
-// sync, call entry and exit), millions of times a second, and the difference
-// between two reads is the length of a strand. Read is therefore the hot path:
-// it never allocates, never touches a map or a lock, and makes a system call
-// only where the measure has no cheaper way (see README.md for the cost of
-// each).
-//
-// Per-thread measures (cpu, instructions, cycles, task-clock) count for the OS
-// thread that opened them: open and read them from a goroutine locked with
-// runtime.LockOSThread.
 package perf
 
 import (

@@ -7,8 +7,8 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// Summary is the JSON report (DESIGN §9, a contract: fields may be added,
-// never renamed or moved). Fields after Sites are additions.
+// Summary is the JSON report, a contract (docs/json-report.md): fields may
+// be added, never renamed or moved. Fields after Sites are additions.
 type Summary struct {
 	Mode                string              `json:"mode"`
 	Measure             string              `json:"measure"`
@@ -109,7 +109,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 	return s, nil
 }
 
-// JSON writes the report of p as indented JSON (DESIGN §9).
+// JSON writes the report of p as indented JSON (docs/json-report.md).
 func JSON(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	s, err := Summarize(p, opts)
 	if err != nil {

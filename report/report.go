@@ -1,7 +1,7 @@
 // Package report prints a span profile for people and programs: the
 // whole-run summary and speedup estimate of Cilkview, then one row per site
 // with the measurements of Cilkprof, as text, CSV, JSON (the schema of
-// DESIGN §9) or a self-contained HTML page.
+// docs/json-report.md) or a self-contained HTML page.
 //
 // Every format shows the same rows in the same order: the sites that were
 // executed, sorted by Options.Sort, at most Options.Top of them, and the root
@@ -201,7 +201,7 @@ func (o Options) procs() []int {
 	return spanprofile.DefaultProcs()
 }
 
-// siteName returns a site's place as DESIGN §9 writes it: file:line,
+// siteName returns a site's place as the JSON report writes it: file:line,
 // relative to the module root, with forward slashes.
 func siteName(s spanprofile.Site) string {
 	if s.File == "" {

@@ -79,7 +79,7 @@ func TestUnknownFormat(t *testing.T) {
 	}
 }
 
-// jsonReport mirrors DESIGN §9 field by field, independently of the
+// jsonReport mirrors docs/json-report.md field by field, independently of the
 // package's own types.
 type jsonReport struct {
 	Mode                string  `json:"mode"`

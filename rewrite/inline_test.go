@@ -16,7 +16,7 @@ import (
 func TestInlineDecisionsFromReplayedOutput(t *testing.T) {
 	fset := token.NewFileSet()
 	const src = "package main\n\nfunc mix(x uint64) uint64 { return x * 3 }\n\nfunc big() {}\n"
-	f, err := parser.ParseFile(fset, "/work/m/examples/matmul/main.go", src, 0)
+	f, err := parser.ParseFile(fset, "/src/m/examples/matmul/main.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +33,9 @@ func TestInlineDecisionsFromReplayedOutput(t *testing.T) {
 		"# example.com/m/examples/matmul\nexamples/matmul/main.go:3:6: can inline mix\n",
 		"# example.com/m/examples/matmul\nmatmul/main.go:3:6: can inline mix\n",
 		"# example.com/m/examples/matmul\n../matmul/main.go:3:6: can inline mix\n",
-		"# example.com/m/examples/matmul\n/work/m/examples/matmul/main.go:3:6: can inline mix\n",
+		"# example.com/m/examples/matmul\n/src/m/examples/matmul/main.go:3:6: can inline mix\n",
 	} {
-		p := &Program{cfg: Config{Dir: "/work/m"}, inline: map[funcPos][]string{}}
+		p := &Program{cfg: Config{Dir: "/src/m"}, inline: map[funcPos][]string{}}
 		p.parseInline([]byte(out))
 		if !p.inlinable(fset, fn("mix")) {
 			t.Errorf("mix not found inlinable in %q", out)
@@ -44,7 +44,7 @@ func TestInlineDecisionsFromReplayedOutput(t *testing.T) {
 			t.Errorf("big found inlinable in %q", out)
 		}
 	}
-	p := &Program{cfg: Config{Dir: "/work/m"}, inline: map[funcPos][]string{}}
+	p := &Program{cfg: Config{Dir: "/src/m"}, inline: map[funcPos][]string{}}
 	p.parseInline([]byte("other/main.go:3:6: can inline mix\n"))
 	if p.inlinable(fset, fn("mix")) {
 		t.Error("a decision about other/main.go was taken for examples/matmul/main.go")

@@ -15,7 +15,7 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// The environment of an instrumented program (DESIGN §7); `spanprof run`
+// The environment of an instrumented program (docs/cli.md); `spanprof run`
 // sets these.
 const (
 	EnvOut     = "SPANPROF_OUT"     // profile file; default spanprof.pb.gz
@@ -291,8 +291,10 @@ func Done(obj unsafe.Pointer) {
 }
 
 // Wait marks the return of a wait on join object obj. In parallel
-// accounting the time since the goroutine's last event counts as a strand;
-// instrumentation that can mark the start of the wait uses WaitStart.
+// accounting the time since the goroutine's last event counts as a strand,
+// the time blocked in the wait included; the helpers the rewriter calls
+// (WaitGroupWait, GroupWait, ParlibGroupSync, ParlibTaskWait) read the
+// measure before the wait blocks instead, so that it is no strand's.
 func Wait(obj unsafe.Pointer) {
 	if e := begin(); e != nil {
 		e.Wait(obj)

@@ -5,7 +5,7 @@ package shadow
 // is found by (parent, site) in an open-addressing table keyed by integers:
 // the hot path never hashes a string.
 //
-// Recursion is folded (DESIGN §3): an invocation of a site that is already
+// Recursion is folded (docs/model.md): an invocation of a site that is already
 // active on the stack returns to that invocation's context, so fib(40) has a
 // handful of contexts, not millions.
 type contexts struct {

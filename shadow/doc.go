@@ -10,17 +10,21 @@
 // registers with Register, or the address of a join object:
 //
 //	CallBegin(site) / CallEnd()      an instrumented call
-//	RegionBegin(site) / RegionEnd()  a spanprof.Region annotation
+//	RegionBegin(site) / RegionEnd()  a region of code, measured as a call (nothing generates one yet)
 //	SpawnBegin(site) / SpawnEnd(obj) a spawned child (go, wg.Go, errgroup's Go, parlib);
 //	                                 obj is the join object its return signals, or nil
 //	Done(obj)                        a join contribution (wg.Done, wg.Add(-n))
 //	Wait(obj)                        the return of a wait (wg.Wait, errgroup's Wait, parlib's Sync)
 //
-// In serial mode (the only mode so far) a spawned child runs inline between
-// SpawnBegin and SpawnEnd, so the events arrive in the serial elision's
-// order and results are deterministic for deterministic programs. The
-// package-level entry points take events from one goroutine only and ignore
-// the others' (gate.go).
+// In serial mode a spawned child runs inline between SpawnBegin and
+// SpawnEnd, so the events arrive in the serial elision's order and results
+// are deterministic for deterministic programs; the package-level entry
+// points take events from one goroutine only and ignore the others'
+// (gate.go). A spawn at a Goroutine site (one the analyzer finds not
+// elidable) runs as a real goroutine, and so does every spawn in parallel
+// mode: from then on each goroutine spawned at a site has a shadow state of
+// its own and every event takes the engine's lock (parallel accounting,
+// parallel.go).
 //
 // # The DAG
 //

@@ -138,7 +138,7 @@ func TestNoAllocationsInSteadyState(t *testing.T) {
 }
 
 // TestMemoryDoesNotGrowWithRunLength: the heap after 10^7 spawns is no
-// larger than after 10^5 (DESIGN §3: O(D·S) space).
+// larger than after 10^5 (O(D·S) space, as in Cilkprof).
 func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10^7 spawns take a few seconds")

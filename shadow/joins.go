@@ -2,9 +2,9 @@ package shadow
 
 import "unsafe"
 
-// joinAcc is a join object's accumulator (DESIGN §2): the longest path of the
-// contributions since the last wait on the object, and the longest burdened
-// path.
+// joinAcc is a join object's accumulator (docs/model.md): the longest path
+// of the contributions since the last wait on the object, and the longest
+// burdened path.
 type joinAcc struct {
 	has   bool
 	t, tb int64

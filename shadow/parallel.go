@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// Parallel accounting (DESIGN §4, TaskProf §3): goroutines run for real, each
+// Parallel accounting (docs/modes.md, TaskProf §3): goroutines run for real, each
 // with a shadow state of its own (gstate), and every event takes the engine's
 // lock. A spawned goroutine starts from a copy of its parent's span, burdened
 // span and path profile at the spawn (an O(1) share of the persistent prof)

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// How the run ended, for the profile's Ended (DESIGN §9): set once, by the
-// first of the ways a run can end that is not its completion.
+// How the run ended, for the profile's Ended (docs/json-report.md): set
+// once, by the first of the ways a run can end that is not its completion.
 var ended atomic.Pointer[string]
 
 func setEnded(how string) { ended.CompareAndSwap(nil, &how) }

@@ -12,7 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// The pprof encoding (DESIGN §8).
+// The pprof encoding (docs/profile-format.md).
 //
 // Sample types: the first two are the flame-graph values, exclusive so that
 // pprof's cumulative sums along a stack are the inclusive values and the

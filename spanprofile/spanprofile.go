@@ -4,7 +4,8 @@
 // top-caller and local, each on work and on span).
 //
 // The shadow runtime fills a Profile at the end of a run; Write encodes it as
-// the gzipped pprof protobuf of DESIGN §8 and Read decodes such a file back, so
+// the gzipped pprof protobuf of docs/profile-format.md and Read decodes such
+// a file back, so
 // that everything `spanprof report` prints is recoverable from the file alone.
 package spanprofile
 
@@ -42,7 +43,7 @@ const (
 	KindRoot   Kind = "root"   // the program itself: strands outside any instrumented invocation
 	KindSpawn  Kind = "spawn"  // go statement, wg.Go, errgroup Go/TryGo, parlib spawn
 	KindCall   Kind = "call"   // call of an instrumented function
-	KindRegion Kind = "region" // a spanprof.Region annotation
+	KindRegion Kind = "region" // a region of code (shadow.RegionBegin, RegionEnd); nothing generates one yet
 )
 
 // Site is a static place in the source that invokes work: a spawn, a call of

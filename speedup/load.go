@@ -18,7 +18,7 @@ import (
 // that the output can say so instead of calling it inflation.
 //
 // Two quantities, chosen by measuring them on a 2-CPU VM with and without
-// busy loops beside quicksort (README, "spanprof speedup"):
+// busy loops beside quicksort (docs/benchmarks.md, "Speedup curves"):
 //
 //   - the processor time that other processes took while the program ran:
 //     the machine's busy and steal time from /proc/stat's aggregate line

@@ -48,7 +48,7 @@ func TestOthersDuring(t *testing.T) {
 		own             float64
 		others, machine float64
 	}{
-		// Measured on this VM (README): quicksort at P=2, 0.57 s of CPU in
+		// Measured on a 2-CPU VM (docs/benchmarks.md): quicksort at P=2, 0.57 s of CPU in
 		// 0.59 s, beside one busy loop: the machine's 1.17 s were all busy.
 		{"one busy loop", CPUTimes{Busy: 100, Total: 300}, CPUTimes{Busy: 101.16, Total: 301.17}, 0.570, 0.590, 1.17},
 		// The hypervisor's steal is other machines' load.
@@ -90,7 +90,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			// quicksort -n 3000000 with two busy loops beside it on this
-			// VM (README): at P=1 1.98 s wall, 0.63 s CPU, 1.42 s wait;
+			// VM (docs/benchmarks.md): at P=1 1.98 s wall, 0.63 s CPU, 1.42 s wait;
 			// at P=2 2.60 s, 0.70 s, 4.31 s; others 3.34 s and 4.50 s.
 			name: "two busy loops",
 			runs: []run{

@@ -12,7 +12,7 @@ import (
 // Programs whose goroutines talk to each other are not serially elidable:
 // run inline, a consumer waits for a producer that its continuation would
 // start. Serial mode must finish them (running such spawns as goroutines)
-// and parallel mode must profile them sensibly (DESIGN §4).
+// and parallel mode must profile them sensibly (docs/modes.md).
 var talkingPrograms = map[string]string{
 	"prodcons": `package main
 

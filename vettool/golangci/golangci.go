@@ -1,7 +1,7 @@
 // Package golangci registers spanvet's analyzers as a golangci-lint module
 // plugin named "spanvet". Build a golangci-lint with it using
 // `golangci-lint custom` and a .custom-gcl.yml that lists this package (see
-// vettool/README.md), then enable the linter in .golangci.yml:
+// docs/spanvet.md), then enable the linter in .golangci.yml:
 //
 //	linters:
 //	  enable: [spanvet]

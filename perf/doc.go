@@ -30,9 +30,9 @@
 // The costs are medians of five runs of
 // `go test -run X -bench . -benchtime 100000x -count 5 ./perf/`
 // (BenchmarkRead, BenchmarkClockPath, BenchmarkCounterPath,
-// BenchmarkThreadTime) on a 2-vCPU AMD EPYC Firecracker VM (Linux 6.18,
-// clock source tsc at the time) while other builds kept the load average
-// between 2 and 4. On an idle machine the system calls cost several times
+// BenchmarkThreadTime) on a 2-vCPU AMD EPYC Firecracker VM (Linux 6.18;
+// at the time its clock source was tsc and it exposed hardware counters)
+// while other builds kept the load average between 2 and 4. On an idle machine the system calls cost several times
 // less (about 300 ns for task-clock); on bare metal RDPMC takes tens of
 // nanoseconds.
 //

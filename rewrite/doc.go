@@ -173,11 +173,10 @@
 // command carries that module's runtime packages (shadow, perf, spanprofile,
 // parlib) embedded (see the root package), with a go.mod that requires only
 // what they import (runtime.mod, runtime.sum, made by internal/mkruntime),
-// and writes them once to the user cache directory (Runtime). A build's
-// temporary go.mod is the module's own plus a requirement of
-// github.com/spanprof/spanprof replaced by that directory, the runtime's
-// requirements as indirect ones, and a go line at least the runtime's; its
-// go.sum is the module's plus the runtime's lines. Nothing needs the
-// network. A module that is spanprof itself (its examples) needs none of
-// this.
+// and writes them once to the user cache directory (Runtime). A build uses
+// a temporary go.work that uses the module and that directory (workspace),
+// not a requirement in the module's go.mod, which would raise the module's
+// go line to the runtime's; `spanprof rewrite -w` copies the runtime into
+// RuntimeDir and writes a go.work of relative paths. A module that is
+// spanprof itself (its examples) needs none of this.
 package rewrite

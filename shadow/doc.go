@@ -19,8 +19,12 @@
 // In serial mode (the only mode so far) a spawned child runs inline between
 // SpawnBegin and SpawnEnd, so the events arrive in the serial elision's
 // order and results are deterministic for deterministic programs. The
-// package-level entry points take events from one goroutine only and ignore
-// the others' (gate.go).
+// package-level entry points take events from the goroutine that holds the
+// engine only, and count and ignore the others' (gate.go); in a test binary
+// the engine is handed from test to test, and to subtests and back, where
+// the testing package does the same (hold.go). An invocation that a
+// recovered panic unwound is closed at the next event of a function above
+// it (depth.go). What was not profiled goes into the profile (notprof.go).
 //
 // # The DAG
 //

@@ -188,3 +188,20 @@ func BenchmarkCallAPI(b *testing.B) {
 		CallEnd()
 	}
 }
+
+// BenchmarkSpawnSyncAPI is BenchmarkSpawnSync through the entry points that
+// rewritten code calls: Spawn and Join, each measuring its caller's depth
+// (depth.go) and checking the goroutine (gate.go).
+func BenchmarkSpawnSyncAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	obj := unsafe.Pointer(new(wgStub))
+	f := func() {}
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		Spawn(0, obj, f)
+		Join(obj)
+	}
+}

@@ -26,7 +26,16 @@ func (e *Engine) Stop() *spanprofile.Profile {
 			}
 		}
 		e.gstate = e.root
-		e.tick()
+		if g := getg(); g == e.owner.Load() || !e.cfg.PerThread && e.owner.Load() != 0 {
+			e.tick()
+		} else {
+			// The holder is another goroutine, or no one: a measure
+			// per thread cannot be read from this one (it would read
+			// this thread's time, out of order with the holder's), and
+			// the time since no one's last event is no one's strand.
+			// The run ends at the holder's last event.
+			e.tickAt(e.root.last)
+		}
 		e.closeAll()
 		tk := &e.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
@@ -88,6 +97,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 		})
 	}
 	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
+	p.NotProfiled = e.notProfiledRecords()
 	return p
 }
 

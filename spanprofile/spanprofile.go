@@ -208,7 +208,7 @@ func (n NotProfiled) Summary() string {
 	var b strings.Builder
 	switch {
 	case n.Reason == NotProfiledUnwound:
-		fmt.Fprintf(&b, "%d invocations", n.Events)
+		fmt.Fprintf(&b, "%d invocation(s)", n.Events)
 	case n.Events > 0 && n.Goroutines > 0:
 		fmt.Fprintf(&b, "%d events from %d goroutines", n.Events, n.Goroutines)
 	case n.Events > 0:

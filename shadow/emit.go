@@ -435,6 +435,9 @@ func TestOutput(flag *string, def string) {
 // a panic unwinds. Rewritten main functions defer it; generated TestMain
 // functions call it after the tests have run.
 func Finish() {
+	if panicking() {
+		setEnded("panic")
+	}
 	startMu.Lock()
 	running := current != nil
 	startMu.Unlock()
@@ -442,6 +445,23 @@ func Finish() {
 		return
 	}
 	StopOrExit()
+}
+
+// panicking reports whether the caller, deferred, runs while a panic
+// unwinds: runtime.gopanic calls the deferred functions. It walks the
+// stack once, at the end of the run.
+func panicking() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		if f.Function == "runtime.gopanic" {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // testOutput points a test binary's run at its profile file (see

@@ -665,6 +665,13 @@ func (e *Engine) waitAt(obj unsafe.Pointer, d uintptr) {
 
 func (e *Engine) wait(obj unsafe.Pointer) {
 	e.syncs++
+	e.join(obj)
+}
+
+// join continues the current task from the longest of its own path and
+// the paths that signalled obj: the body of a wait, which Stop also uses
+// for the implicit joins of a run that ended early (result.go).
+func (e *Engine) join(obj unsafe.Pointer) {
 	acc, ok := e.joins.take(obj)
 	if !ok {
 		return

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 
@@ -156,5 +157,94 @@ func TestRecoveredPanicClosesTheSpawn(t *testing.T) {
 	// The child never returned: its path is a sink of its own.
 	if p.Work != 23 || p.Span != 18 {
 		t.Errorf("work %d, span %d; want 23 and 18", p.Work, p.Span)
+	}
+}
+
+// consistent reports what in p breaks the invariants of a profile: no
+// span above its work, in the whole run and at any context.
+func consistent(p *spanprofile.Profile) []string {
+	var bad []string
+	if p.Span > p.Work {
+		bad = append(bad, fmt.Sprintf("span %d above work %d", p.Span, p.Work))
+	}
+	for i, c := range p.Contexts {
+		for _, tr := range []spanprofile.Triple{c.OnWork.TopCallSite, c.OnWork.TopCaller, c.OnWork.Local, c.OnSpan.TopCallSite, c.OnSpan.TopCaller} {
+			if tr.Span > tr.Work {
+				bad = append(bad, fmt.Sprintf("context %d %v: span %d above work %d", i, c.Stack, tr.Span, tr.Work))
+			}
+		}
+	}
+	return bad
+}
+
+// TestWatchdogStopIsConsistent (B7): the watchdog stops a run whose inline
+// child is blocked inside an instrumented call. The blocked time is no
+// strand's, and the enclosing call, which waited for the child (the serial
+// elision), holds the child's span: on the old code it read T1 6, T∞ 1,
+// below the span of the spawn inside it (5).
+func TestWatchdogStopIsConsistent(t *testing.T) {
+	m := &synthetic{}
+	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e.CallBegin(3) // the enclosing call
+	m.now += 1
+	e.SpawnBegin(0) // the inline child
+	m.now += 5
+	e.CallBegin(1) // where it blocks for good
+	m.now += 5_000_000_000
+	e.freeze() // the watchdog
+	p := e.Stop()
+	if p.Work != 6 || p.Span != 6 {
+		t.Errorf("work %d, span %d; want 6 and 6: the blocked time is no strand's", p.Work, p.Span)
+	}
+	var call, spawn spanprofile.Triple
+	for _, s := range p.BySite() {
+		switch s.Index {
+		case 3:
+			call = s.OnWork.TopCallSite
+		case 0:
+			spawn = s.OnWork.TopCallSite
+		}
+	}
+	if call.Work != 6 || call.Span != 6 || spawn.Span != 5 {
+		t.Errorf("the enclosing call: T1 %d, T∞ %d; the spawn in it: T∞ %d; want 6, 6 and 5", call.Work, call.Span, spawn.Span)
+	}
+	if bad := consistent(p); len(bad) > 0 {
+		t.Error(bad)
+	}
+}
+
+// TestStopJoinsRunningGoroutines (B7): in parallel accounting a run that
+// ends while a goroutine spawned inside a call still runs credits the
+// goroutine's work to that call, and the call's span includes the
+// goroutine's path up to its last event.
+func TestStopJoinsRunningGoroutines(t *testing.T) {
+	// A measure per goroutine, as a counter per thread.
+	var child synthetic
+	open := func() (Reader, func(), error) { return &child, nil, nil }
+	m := &synthetic{}
+	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: "parallel", PerThread: true, Open: open}, unwindTable())
+	e.parCallBegin(3, noDepth)
+	m.now += 1
+	c, _ := e.parSpawn(0, true, noDepth)
+	started := make(chan struct{})
+	go func() {
+		e.startG(c)
+		child.now += 5
+		e.parCallBegin(1, noDepth) // and never returns
+		close(started)
+	}()
+	<-started
+	m.now += 2
+	p := e.Stop()
+	if p.Work != 8 || p.Span != 6 {
+		t.Errorf("work %d, span %d; want 8 and 6", p.Work, p.Span)
+	}
+	for _, s := range p.BySite() {
+		if s.Index == 3 && (s.OnWork.TopCallSite.Work != 8 || s.OnWork.TopCallSite.Span != 6) {
+			t.Errorf("the call around the goroutine: T1 %d, T∞ %d; want 8 and 6", s.OnWork.TopCallSite.Work, s.OnWork.TopCallSite.Span)
+		}
+	}
+	if bad := consistent(p); len(bad) > 0 {
+		t.Error(bad)
 	}
 }

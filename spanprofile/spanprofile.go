@@ -118,7 +118,7 @@ type Profile struct {
 	// Ended says how the run ended when it did not complete: "deadlock"
 	// (every goroutine asleep), "watchdog" (serial mode's inline run
 	// deadlocked), "signal SIGINT", "exit 3" (os.Exit with a nonzero
-	// status); "" or "completed" when it did. The profile then holds what
+	// status), "panic" (main panicked); "" or "completed" when it did. The profile then holds what
 	// ran until then.
 	Ended string `json:"ended,omitempty"`
 	// Trust says how far to trust the numbers; nil when unknown (a

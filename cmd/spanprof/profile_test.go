@@ -247,8 +247,8 @@ func TestRunEndToEnd(t *testing.T) {
 		p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
 		if err != nil {
 			t.Errorf("after %s: %v", tc.arg, err)
-		} else if tc.arg == "exit" && p.Ended != "exit 3" {
-			t.Errorf("after os.Exit(3) the profile says the run ended %q, want exit 3", p.Ended)
+		} else if want := map[string]string{"exit": "exit 3", "panic": "panic"}[tc.arg]; p.Ended != want {
+			t.Errorf("after %s the profile says the run ended %q, want %s", tc.arg, p.Ended, want)
 		}
 	}
 }

@@ -60,119 +60,125 @@ func notProfiledFor(p *spanprofile.Profile, reason string) spanprofile.NotProfil
 // old code the stray goroutine became the profiled one and the next
 // test's spawn was lost.
 func TestStrayGoroutineNeverTakesOver(t *testing.T) {
-	if !goroutineCheck {
-		t.Skip("no goroutine identity on this architecture")
-	}
-	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
-	withEngine(t, e)
-	release, strayDone := make(chan struct{}), make(chan struct{})
-	runTest(func() { // TestA leaves a goroutine behind
-		Call(2, func() { m.now += 3 })
-		go func() {
-			defer close(strayDone)
-			<-release
-			Call(3, func() {})
-		}()
+	forModes(t, func(t *testing.T, mode string) {
+		if !goroutineCheck {
+			t.Skip("no goroutine identity on this architecture")
+		}
+		m := &synthetic{}
+		e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
+		withEngine(t, e)
+		release, strayDone := make(chan struct{}), make(chan struct{})
+		runTest(func() { // TestA leaves a goroutine behind
+			Call(2, func() { m.now += 3 })
+			go func() {
+				defer close(strayDone)
+				<-release
+				Call(3, func() {})
+			}()
+		})
+		close(release)
+		<-strayDone
+		obj := unsafe.Pointer(new(wgStub))
+		runTest(func() { // TestB
+			m.now += 2
+			Spawn(0, obj, func() { m.now += 5 })
+			Join(obj)
+		})
+		p := e.Stop()
+		if p.Spawns != 1 || p.Work != 10 {
+			t.Errorf("spawns %d, work %d; want the second test's spawn and work 10", p.Spawns, p.Work)
+		}
+		n := notProfiledFor(p, spanprofile.NotProfiledOtherGoroutine)
+		if n.Events != 2 || n.Goroutines != 1 || len(n.Sites) != 1 || n.Sites[0].Site != 3 {
+			t.Errorf("not profiled: %+v; want the stray goroutine's 2 events, at site 3", n)
+		}
+		if len(n.Creators) != 1 || !strings.Contains(n.Creators[0].Where, "TestStrayGoroutineNeverTakesOver") || !strings.Contains(n.Creators[0].Where, "hold_test.go:") {
+			t.Errorf("creators %+v, want the test's closure with its file and line", n.Creators)
+		}
 	})
-	close(release)
-	<-strayDone
-	obj := unsafe.Pointer(new(wgStub))
-	runTest(func() { // TestB
-		m.now += 2
-		Spawn(0, obj, func() { m.now += 5 })
-		Join(obj)
-	})
-	p := e.Stop()
-	if p.Spawns != 1 || p.Work != 10 {
-		t.Errorf("spawns %d, work %d; want the second test's spawn and work 10", p.Spawns, p.Work)
-	}
-	n := notProfiledFor(p, spanprofile.NotProfiledOtherGoroutine)
-	if n.Events != 2 || n.Goroutines != 1 || len(n.Sites) != 1 || n.Sites[0].Site != 3 {
-		t.Errorf("not profiled: %+v; want the stray goroutine's 2 events, at site 3", n)
-	}
-	if len(n.Creators) != 1 || !strings.Contains(n.Creators[0].Where, "TestStrayGoroutineNeverTakesOver") || !strings.Contains(n.Creators[0].Where, "hold_test.go:") {
-		t.Errorf("creators %+v, want the test's closure with its file and line", n.Creators)
-	}
 }
 
 // TestSubtestIsACall (B3): a subtest started from an instrumented helper
 // is profiled as a call at the t.Run site: its spawn is there, and the
 // helper's local work is its own, not the time it spent blocked in t.Run.
 func TestSubtestIsACall(t *testing.T) {
-	if !goroutineCheck {
-		t.Skip("no goroutine identity on this architecture")
-	}
-	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
-	withEngine(t, e)
-	obj := unsafe.Pointer(new(wgStub))
-	r := &fakeRun{}
-	runTest(func() {
-		Call(3, func() { // check(t, f), instrumented
-			m.now += 1
-			TestRun(2, r.run, "sub", func(int) {
-				m.now += 2
-				Spawn(0, obj, func() { m.now += 5 })
-				Join(obj)
+	forModes(t, func(t *testing.T, mode string) {
+		if !goroutineCheck {
+			t.Skip("no goroutine identity on this architecture")
+		}
+		m := &synthetic{}
+		e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
+		withEngine(t, e)
+		obj := unsafe.Pointer(new(wgStub))
+		r := &fakeRun{}
+		runTest(func() {
+			Call(3, func() { // check(t, f), instrumented
+				m.now += 1
+				TestRun(2, r.run, "sub", func(int) {
+					m.now += 2
+					Spawn(0, obj, func() { m.now += 5 })
+					Join(obj)
+				})
+				m.now += 1
 			})
-			m.now += 1
 		})
-	})
-	p := e.Stop()
-	if p.Spawns != 1 || p.Work != 9 || p.Span != 9 {
-		t.Errorf("spawns %d, work %d, span %d; want 1, 9 and 9", p.Spawns, p.Work, p.Span)
-	}
-	for _, s := range p.BySite() {
-		switch s.Index {
-		case 3:
-			if s.OnWork.Local.Work != 2 || s.OnWork.TopCallSite.Work != 9 {
-				t.Errorf("the helper: local work %d, work %d; want 2 and 9", s.OnWork.Local.Work, s.OnWork.TopCallSite.Work)
-			}
-		case 2:
-			if s.OnWork.TopCallSite.Work != 7 || s.OnWork.Local.Count != 1 {
-				t.Errorf("the subtest: work %d in %d invocations; want 7 in 1", s.OnWork.TopCallSite.Work, s.OnWork.Local.Count)
+		p := e.Stop()
+		if p.Spawns != 1 || p.Work != 9 || p.Span != 9 {
+			t.Errorf("spawns %d, work %d, span %d; want 1, 9 and 9", p.Spawns, p.Work, p.Span)
+		}
+		for _, s := range p.BySite() {
+			switch s.Index {
+			case 3:
+				if s.OnWork.Local.Work != 2 || s.OnWork.TopCallSite.Work != 9 {
+					t.Errorf("the helper: local work %d, work %d; want 2 and 9", s.OnWork.Local.Work, s.OnWork.TopCallSite.Work)
+				}
+			case 2:
+				if s.OnWork.TopCallSite.Work != 7 || s.OnWork.Local.Count != 1 {
+					t.Errorf("the subtest: work %d in %d invocations; want 7 in 1", s.OnWork.TopCallSite.Work, s.OnWork.Local.Count)
+				}
 			}
 		}
-	}
-	if len(p.NotProfiled) != 0 {
-		t.Errorf("not profiled: %+v", p.NotProfiled)
-	}
+		if len(p.NotProfiled) != 0 {
+			t.Errorf("not profiled: %+v", p.NotProfiled)
+		}
+	})
 }
 
 // TestParallelSubtestResumes: a subtest that calls t.Parallel gives the
 // engine back to its parent, and takes it again when it resumes after the
 // parent's test has ended.
 func TestParallelSubtestResumes(t *testing.T) {
-	if !goroutineCheck {
-		t.Skip("no goroutine identity on this architecture")
-	}
-	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
-	withEngine(t, e)
-	r := &fakeRun{paused: make(chan struct{})}
-	resume, childDone := make(chan struct{}), make(chan struct{})
-	runTest(func() {
-		TestRun(2, r.run, "sub", func(int) {
-			defer close(childDone)
-			m.now += 1
-			TestParallel(func() { close(r.paused); <-resume })
-			Call(1, func() { m.now += 5 })
-		})
-		Call(3, func() { m.now += 3 }) // the parent goes on while the subtest waits
-	})
-	close(resume) // the parent's test has ended: the paused subtest runs
-	<-childDone
-	r.all.Wait()
-	p := e.Stop()
-	if p.Work != 9 || len(p.NotProfiled) != 0 {
-		t.Errorf("work %d, not profiled %+v; want 9 and nothing", p.Work, p.NotProfiled)
-	}
-	for _, s := range p.BySite() {
-		if s.Index == 1 && s.OnWork.TopCallSite.Work != 5 {
-			t.Errorf("the call after t.Parallel has work %d, want 5", s.OnWork.TopCallSite.Work)
+	forModes(t, func(t *testing.T, mode string) {
+		if !goroutineCheck {
+			t.Skip("no goroutine identity on this architecture")
 		}
-	}
+		m := &synthetic{}
+		e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
+		withEngine(t, e)
+		r := &fakeRun{paused: make(chan struct{})}
+		resume, childDone := make(chan struct{}), make(chan struct{})
+		runTest(func() {
+			TestRun(2, r.run, "sub", func(int) {
+				defer close(childDone)
+				m.now += 1
+				TestParallel(func() { close(r.paused); <-resume })
+				Call(1, func() { m.now += 5 })
+			})
+			Call(3, func() { m.now += 3 }) // the parent goes on while the subtest waits
+		})
+		close(resume) // the parent's test has ended: the paused subtest runs
+		<-childDone
+		r.all.Wait()
+		p := e.Stop()
+		if p.Work != 9 || len(p.NotProfiled) != 0 {
+			t.Errorf("work %d, not profiled %+v; want 9 and nothing", p.Work, p.NotProfiled)
+		}
+		for _, s := range p.BySite() {
+			if s.Index == 1 && s.OnWork.TopCallSite.Work != 5 {
+				t.Errorf("the call after t.Parallel has work %d, want 5", s.OnWork.TopCallSite.Work)
+			}
+		}
+	})
 }
 
 // TestTestLeavesInvocationsOpen: what a test leaves open (t.Fatal's
@@ -282,5 +288,12 @@ func TestPerThreadMeasureReadOnItsThread(t *testing.T) {
 	}
 	if p.Work != 21 || p.Subtracted < 0 {
 		t.Errorf("work %d, subtracted %d; want 21 and not negative", p.Work, p.Subtracted)
+	}
+}
+
+// forModes runs f in serial mode and in parallel accounting.
+func forModes(t *testing.T, f func(t *testing.T, mode string)) {
+	for _, mode := range []string{"serial", "parallel"} {
+		t.Run(mode, func(t *testing.T) { f(t, mode) })
 	}
 }

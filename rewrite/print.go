@@ -364,9 +364,27 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 			break
 		}
 	}
-	at := make(map[int][]string) // lines to put before line l
+	at := make(map[int][]string)   // lines to put before line l
+	prefix := make(map[int]string) // a block directive to start line l with
 	for _, n := range needs {
 		l, orig := n.line, n.orig
+		if orig < 2 && l > constraintEnd && topComment(l) && !inside[l] {
+			// The doc comment of the file's first declaration (its
+			// package clause) on the file's first line, below the
+			// build constraint the rewrite added: a directive above it
+			// would join it (there is no line 0 to name for a blank
+			// line between), so a block directive at the start of the
+			// declaration it documents names that line instead. The
+			// comment's own lines hold no code.
+			d := l
+			for d <= len(lines) && topComment(d) && !inside[d] {
+				d++
+			}
+			if d <= len(lines) && !blank(d) {
+				prefix[d] = fmt.Sprintf("/*line %s:%d:1*/ ", fr.lineName, orig+d-l)
+				continue
+			}
+		}
 		if l <= constraintEnd {
 			for l <= constraintEnd || blank(l) {
 				l, orig = l+1, orig+1
@@ -391,7 +409,7 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 		for _, d := range at[i+1] {
 			b.WriteString(d + "\n")
 		}
-		b.WriteString(l)
+		b.WriteString(prefix[i+1] + l)
 	}
 	res, err := format.Source(b.Bytes())
 	if err != nil {

@@ -167,3 +167,44 @@ func TestMain(m *testing.M) { m.Run() }
 		t.Errorf("the t.Run site:\n%s", out["zz_spanprof.go"])
 	}
 }
+
+// TestDocCommentOnFirstLine: in a module below go1.18 the rewrite adds a
+// build constraint above a file's first line; when that line starts the
+// package's doc comment, the directive that says where the file's lines
+// are cannot go above the comment (it would join it, and gofmt moved it:
+// "formatting the rewritten file moved its lines", on esbuild's
+// internal/xxhash), so a block directive names the package clause's line.
+func TestDocCommentOnFirstLine(t *testing.T) {
+	t.Parallel()
+	needGo(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.13\n",
+		"p.go": `// Package p sums.
+// Its doc comment starts the file.
+package p
+
+import "sync"
+
+func Sum(xs []int) int {
+	var wg sync.WaitGroup
+	var a int
+	wg.Add(1)
+	go func() { defer wg.Done(); a = len(xs) }()
+	wg.Wait()
+	return a
+}
+`,
+	})
+	prog, err := Load(Config{Dir: dir, Mode: InPlace}, []string{"./..."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := prog.Rewrite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := rewritten(res)["p.go"]; !strings.Contains(out, "//go:build go1.18\n\n// Package p sums.\n// Its doc comment starts the file.\n/*line p.go:3:1*/ package p\n") {
+		t.Errorf("the rewritten file:\n%s", out)
+	}
+}

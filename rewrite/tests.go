@@ -26,7 +26,11 @@ import (
 // named packages' test files. TestRun and TestParallel replace the calls in
 // every instrumented package, so that a subtest started from a helper (in
 // a test file or not) is profiled as a call at its t.Run site. A fuzz
-// target's inputs (f.Fuzz) run unprofiled.
+// target's f.Fuzz, given a function literal, is a call at its site too,
+// and the literal holds the engine for each input of the seed corpus:
+//
+//	f.Fuzz(func(t *testing.T, b []byte) { ... })
+//	_spanprof_shadow.TestFuzz(S, f.Fuzz, func(t *testing.T, b []byte) { defer _spanprof_shadow.EndTest(_spanprof_shadow.BeginTest()); ... })
 
 // testKinds are the prefixes of test functions and the type each takes.
 var testKinds = map[string]string{"Test": "T", "Benchmark": "B", "Fuzz": "F"}
@@ -99,6 +103,10 @@ func (ur *unitRewriter) planTests() {
 					return true
 				}
 				ur.planRun(fr, call)
+			case "(*testing.F).Fuzz":
+				if lit, ok := ast.Unparen(call.Args[0]).(*ast.FuncLit); ok && len(call.Args) == 1 {
+					ur.planFuzz(fr, call, lit)
+				}
 			case "(*testing.T).Parallel":
 				ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
 					old := c.Node().(*dst.CallExpr)
@@ -109,6 +117,33 @@ func (ur *unitRewriter) planTests() {
 			}
 			return true
 		})
+	}
+}
+
+// planFuzz makes f.Fuzz(func(t *testing.T, ...) {...}) a call at a site of
+// its own, whose inputs (the seed corpus, each on a goroutine of the
+// testing package's) hold the engine in turn, as subtests do.
+func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.FuncLit) {
+	name := ur.calleeName(call.Fun)
+	if f := ur.res.Func(lit); f != nil {
+		name = f.Name
+	}
+	caller := ""
+	if f := ur.encl[call]; f != nil {
+		caller = f.Name
+	}
+	site := ur.addSite(fr, call.Pos(), name, caller, "call")
+	ur.actions[lit] = func(fr *fileRewriter, c *dstutil.Cursor) {
+		body := c.Node().(*dst.FuncLit).Body
+		hold := &dst.DeferStmt{Call: rtCall("EndTest", rtCall("BeginTest"))}
+		hold.Decs.Before = dst.NewLine
+		body.List = append([]dst.Stmt{hold}, body.List...)
+	}
+	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
+		old := c.Node().(*dst.CallExpr)
+		w := rtCall("TestFuzz", site, old.Fun, old.Args[0])
+		*w.Decorations() = old.Decs.NodeDecs
+		c.Replace(w)
 	}
 }
 

@@ -143,19 +143,22 @@ func BenchmarkB(b *testing.B) {
 
 func benchX(b *testing.B) {}
 
-func FuzzC(f *testing.F) {}
+func FuzzC(f *testing.F) {
+	f.Fuzz(func(t *testing.T, b []byte) {})
+}
 
 func TestMain(m *testing.M) { m.Run() }
 `,
 	})
 	out := rewritten(res)
 	const hold = "defer _spanprof_shadow.EndTest(_spanprof_shadow.BeginTest())"
-	if n := strings.Count(out["m_test.go"], hold); n != 3 {
-		t.Errorf("%d test functions hold the engine, want 3 (TestA, BenchmarkB, FuzzC; Testing is none):\n%s", n, out["m_test.go"])
+	if n := strings.Count(out["m_test.go"], hold); n != 4 {
+		t.Errorf("%d functions hold the engine, want 4 (TestA, BenchmarkB, FuzzC and its fuzz function; Testing is none):\n%s", n, out["m_test.go"])
 	}
 	for file, want := range map[string][]string{
 		"m.go":      {`_spanprof_shadow.TestRun(_spanprofSites+0, t.Run, "sub", func(t *testing.T) { f() })`},
-		"m_test.go": {"_spanprof_shadow.TestParallel(t.Parallel)", `_spanprof_shadow.TestRun(_spanprofTestSites+0, b.Run, "x", benchX)`},
+		"m_test.go": {"_spanprof_shadow.TestParallel(t.Parallel)", `_spanprof_shadow.TestRun(_spanprofTestSites+0, b.Run, "x", benchX)`,
+			"_spanprof_shadow.TestFuzz(_spanprofTestSites+1, f.Fuzz, func(t *testing.T, b []byte) {\n\t\tdefer _spanprof_shadow.EndTest(_spanprof_shadow.BeginTest())"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(out[file], w) {

@@ -17,6 +17,7 @@ import (
 //	func TestX(t *testing.T) {           defer EndTest(BeginTest()) first
 //	t.Run(name, f)                        TestRun(S, t.Run, name, f)  (b.Run too)
 //	t.Parallel()                          TestParallel(t.Parallel)
+//	f.Fuzz(func(t *testing.T, ...) {...}) TestFuzz(S, f.Fuzz, ...), the function beginning as a test
 //
 // BeginTest makes the calling goroutine the holder if the engine is free:
 // held by the goroutine that started the run (blocked in m.Run), by no one
@@ -124,6 +125,21 @@ func TestRun[T any](site SiteID, run func(string, func(T)) bool, name string, f 
 		e.endRun(h, d)
 	}
 	return ok
+}
+
+// TestFuzz runs fuzz(ff), a fuzz target's f.Fuzz at site, as TestRun runs
+// t.Run: each input of the seed corpus runs ff on a goroutine of its own,
+// and the rewriter has put defer EndTest(BeginTest()) first in ff.
+//
+//go:noinline
+func TestFuzz(site SiteID, fuzz func(any), ff any) {
+	g, d := gdepth()
+	d |= depthOff
+	e, h := waitRun(g, site, d)
+	fuzz(ff)
+	if h != nil {
+		e.endRun(h, d)
+	}
 }
 
 // waitRun begins the call of a subtest at site on goroutine g, if g holds

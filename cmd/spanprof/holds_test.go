@@ -98,16 +98,24 @@ func check(t *testing.T, f func()) {
 func TestESubtest(t *testing.T) {
 	check(t, func() { Sum(xs) })
 }
+
+// FuzzSum runs its seed corpus, each input on a goroutine of its own.
+func FuzzSum(f *testing.F) {
+	f.Add(3)
+	f.Add(5)
+	f.Fuzz(func(t *testing.T, n int) { Sum(xs[:1000*n]) })
+}
 `,
 }
 
 // TestTestHoldsTheEngine (B1, B2, B3): on the old code the stray goroutine
 // of TestCLeaves took the engine over and the profile read 0 spawns, with
 // all the work in the panics helper's call; the subtest's spawns were
-// missing. Now every test's Sum is profiled (8 spawns: the stray
+// missing. Now every test's Sum is profiled (12 spawns: the stray
 // goroutine's are not), the helper's call holds only its own work, the
-// subtest is a call at its t.Run site, and the profile and the report say
-// what was not profiled and where it came from.
+// subtest is a call at its t.Run site, so are the fuzz target's seed
+// inputs, and the profile and the report say what was not profiled and
+// where it came from.
 func TestTestHoldsTheEngine(t *testing.T) {
 	needGo(t)
 	t.Parallel()
@@ -120,24 +128,28 @@ func TestTestHoldsTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Spawns != 8 {
-		t.Errorf("%d spawns, want 8: two in each test's Sum", p.Spawns)
+	if p.Spawns != 12 {
+		t.Errorf("%d spawns, want 12: two in each test's Sum and in each fuzz input's", p.Spawns)
 	}
-	var subtest bool
+	// The subtest's call holds its Sum: as much work as TestBSum's Sum,
+	// give or take the machine.
+	var subtest, bsum int64
 	var sites []string
 	for _, s := range p.BySite() {
-		sites = append(sites, fmt.Sprintf("%s %s %s %d", s.Site.File, s.Site.Func, s.Site.Kind, s.OnWork.TopCallSite.Work))
-		switch s.Site.Func {
-		case "example.com/m.panics":
+		sites = append(sites, fmt.Sprintf("%s:%d %s %s %d", s.Site.File, s.Site.Line, s.Site.Func, s.Site.Kind, s.OnWork.TopCallSite.Work))
+		switch {
+		case s.Site.Func == "example.com/m.panics":
 			if s.OnWork.TopCallSite.Work > p.Work/10 {
 				t.Errorf("the panics helper's call holds %d of the work %d", s.OnWork.TopCallSite.Work, p.Work)
 			}
-		case "example.com/m.check.func1":
-			subtest = s.Site.Kind == spanprofile.KindCall && s.OnWork.TopCallSite.Work > p.Work/20
+		case s.Site.Func == "example.com/m.check.func1" && s.Site.Kind == spanprofile.KindCall:
+			subtest = s.OnWork.TopCallSite.Work
+		case s.Site.Func == "example.com/m.Sum" && s.Site.Line == 24:
+			bsum = s.OnWork.TopCallSite.Work
 		}
 	}
-	if !subtest {
-		t.Errorf("no call of the subtest holding its Sum (work %d):\n%s", p.Work, strings.Join(sites, "\n"))
+	if bsum == 0 || subtest < bsum/2 {
+		t.Errorf("the subtest's call has work %d, TestBSum's Sum %d:\n%s", subtest, bsum, strings.Join(sites, "\n"))
 	}
 	var stray bool
 	for _, n := range p.NotProfiled {

@@ -106,6 +106,12 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 			last := a[len(a)-1].Decorations()
 			last.After = d.After
 			d.After = dst.NewLine
+			if outputComment(d.End) {
+				// An example's "// Output:" comment, which must end
+				// its body (go vet), stays after what follows the
+				// statement it trailed.
+				last.End, d.End = d.End, nil
+			}
 			for _, x := range a {
 				x.Decorations().Before = dst.NewLine
 			}
@@ -235,6 +241,18 @@ func addImport(f *dst.File) {
 }
 
 // directive is a //line directive that makes the next line line of file.
+// outputComment reports whether decorations hold an example's output
+// comment ("// Output:" or "// Unordered output:").
+func outputComment(decs dst.Decorations) bool {
+	for _, c := range decs {
+		text := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(c, "//")))
+		if strings.HasPrefix(text, "output:") || strings.HasPrefix(text, "unordered output:") {
+			return true
+		}
+	}
+	return false
+}
+
 func directive(file string, line int) string {
 	return fmt.Sprintf("//line %s:%d:1", file, line)
 }
@@ -332,6 +350,24 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 	lines := splitLines(printed)
 	blank := func(l int) bool { return l >= 1 && l <= len(lines) && strings.TrimSpace(lines[l-1]) == "" }
 	topComment := func(l int) bool { return l >= 1 && l <= len(lines) && strings.HasPrefix(lines[l-1], "//") }
+
+	// An example's "// Output:" comment must be the last comment of its
+	// body (go vet, which go test runs, says so), and a directive right
+	// above a comment joins it: no directive goes from the comment's first
+	// line to the closing brace after it. Those lines keep the count of the
+	// lines before them, and the next line that needs a directive gets one.
+	for l := 1; l <= len(lines); l++ {
+		text := strings.TrimSpace(lines[l-1])
+		if !strings.HasPrefix(text, "//") || !outputComment(dst.Decorations{text}) || topComment(l) {
+			continue
+		}
+		for ; l <= len(lines) && (strings.HasPrefix(strings.TrimSpace(lines[l-1]), "//") || blank(l)); l++ {
+			inside[l] = true
+		}
+		if l <= len(lines) && strings.TrimSpace(lines[l-1]) == "}" {
+			inside[l] = true
+		}
+	}
 
 	// Where the count goes wrong, a directive must say the line's number.
 	type need struct{ line, orig int }

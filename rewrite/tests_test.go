@@ -211,3 +211,46 @@ func Sum(xs []int) int {
 		t.Errorf("the rewritten file:\n%s", out)
 	}
 }
+
+// TestExampleOutputStaysLast: an instrumented call right before an
+// example's "// Output:" comment gets its CallEnd above the comment, and
+// no directive comes between the comment and the closing brace: go vet
+// (which go test runs) wants the output comment last in the body. On the
+// old code conc's pool and stream tests did not build ("output comment
+// block must be the last comment block").
+func TestExampleOutputStaysLast(t *testing.T) {
+	t.Parallel()
+	res := loadTests(t, map[string]string{
+		"m.go": "package m\n\nimport \"sync\"\n\n//go:noinline\nfunc Wait(wg *sync.WaitGroup) {\n\twg.Wait()\n}\n",
+		"m_test.go": `package m
+
+import (
+	"fmt"
+	"sync"
+)
+
+func ExampleWait() {
+	var wg sync.WaitGroup
+	wg.Go(func() { fmt.Println("a") })
+	Wait(&wg)
+	// Output:
+	// a
+}
+
+func ExampleWait2() {
+	var wg sync.WaitGroup
+	Wait(&wg)
+	// Unordered output:
+}
+`,
+	})
+	out := rewritten(res)["m_test.go"]
+	for _, want := range []string{
+		"\t_spanprof_shadow.CallEnd()\n\t// Output:\n\t// a\n}\n",
+		"\t_spanprof_shadow.CallEnd()\n\t// Unordered output:\n}\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the rewritten examples lack %q:\n%s", want, out)
+		}
+	}
+}

@@ -484,7 +484,9 @@ func (e *Engine) CallEnd() { e.callEndAt(noDepth) }
 // or is already closed), the end is unmatched and changes nothing.
 func (e *Engine) callEndAt(d uintptr) {
 	e.tick()
-	if e.endsCall(d) {
+	e.unwindTo(d)
+	// endsCall, written out: this is every instrumented call's end.
+	if n := len(e.frames) - 1; n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
 		e.callEnd()
 	} else {
 		e.note(whyUnmatched, 0, -1)

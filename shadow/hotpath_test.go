@@ -205,3 +205,20 @@ func BenchmarkSpawnSyncAPI(b *testing.B) {
 		Join(obj)
 	}
 }
+
+// BenchmarkEnterLeaveAPI is an instrumented call in an expression, as the
+// rewriter writes most calls: Leave(Enter(site), f()).
+func BenchmarkEnterLeaveAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	x := 0
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		x = Leave(Enter(1), x+1)
+	}
+	benchSink = x
+}
+
+var benchSink int

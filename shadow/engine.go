@@ -591,7 +591,9 @@ func (e *Engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
 
 func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
-	if e.endsSpawn(d) {
+	e.unwindTo(d)
+	// endsSpawn, written out: this is every spawn's end.
+	if n := len(e.frames) - 1; len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
 		e.spawnEnd(obj)
 	} else {
 		e.note(whyUnmatched, 0, -1)
@@ -667,13 +669,6 @@ func (e *Engine) waitAt(obj unsafe.Pointer, d uintptr) {
 
 func (e *Engine) wait(obj unsafe.Pointer) {
 	e.syncs++
-	e.join(obj)
-}
-
-// join continues the current task from the longest of its own path and
-// the paths that signalled obj: the body of a wait, which Stop also uses
-// for the implicit joins of a run that ended early (result.go).
-func (e *Engine) join(obj unsafe.Pointer) {
 	acc, ok := e.joins.take(obj)
 	if !ok {
 		return
@@ -690,6 +685,14 @@ func (e *Engine) join(obj unsafe.Pointer) {
 		e.pp.init(&acc.path)
 	}
 	e.rp.release(acc.chain)
+}
+
+// join is a wait on obj that is no sync of the program's: the implicit
+// joins of a run that ended early (result.go). wait's body is not split
+// out for it: every wait of the program would pay a call.
+func (e *Engine) join(obj unsafe.Pointer) {
+	e.wait(obj)
+	e.syncs--
 }
 
 func (e *Engine) contribute(obj unsafe.Pointer, v value) {

@@ -156,7 +156,7 @@ func TestMain(m *testing.M) { m.Run() }
 		t.Errorf("%d functions hold the engine, want 4 (TestA, BenchmarkB, FuzzC and its fuzz function; Testing is none):\n%s", n, out["m_test.go"])
 	}
 	for file, want := range map[string][]string{
-		"m.go":      {`_spanprof_shadow.TestRun(_spanprofSites+0, t.Run, "sub", func(t *testing.T) { f() })`},
+		"m.go": {`_spanprof_shadow.TestRun(_spanprofSites+0, t.Run, "sub", func(t *testing.T) { f() })`},
 		"m_test.go": {"_spanprof_shadow.TestParallel(t.Parallel)", `_spanprof_shadow.TestRun(_spanprofTestSites+0, b.Run, "x", benchX)`,
 			"_spanprof_shadow.TestFuzz(_spanprofTestSites+1, f.Fuzz, func(t *testing.T, b []byte) {\n\t\tdefer _spanprof_shadow.EndTest(_spanprof_shadow.BeginTest())"},
 	} {

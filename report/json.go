@@ -46,7 +46,7 @@ type Summary struct {
 	// Warnings are the text report's warnings (see Warnings).
 	Warnings []string `json:"warnings"`
 	// Ended says how a run that did not complete ended (deadlock,
-	// watchdog, "signal SIGINT", "exit 3"); absent when it completed.
+	// watchdog, "signal SIGINT", "exit 3", panic); absent when it completed.
 	Ended string `json:"ended,omitempty"`
 	// Trust says how far to trust the numbers (spanprofile.Trust); absent
 	// when the profile does not say.

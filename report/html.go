@@ -31,6 +31,8 @@ type htmlData struct {
 	NotRun   int
 	UnitName string
 	Warnings []string
+	// NotProfiled is what the run did not profile, a sentence each.
+	NotProfiled []string
 }
 
 // HTML writes the report of p as a self-contained page (no scripts, no
@@ -49,5 +51,7 @@ func HTML(w io.Writer, p *spanprofile.Profile, opts Options) error {
 		NotRun:   r.unexecuted,
 		UnitName: unitAbbrev(p.Unit),
 		Warnings: Warnings(p),
+
+		NotProfiled: notProfiledLines(p),
 	})
 }

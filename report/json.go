@@ -46,11 +46,15 @@ type Summary struct {
 	// Warnings are the text report's warnings (see Warnings).
 	Warnings []string `json:"warnings"`
 	// Ended says how a run that did not complete ended (deadlock,
-	// watchdog, "signal SIGINT", "exit 3"); absent when it completed.
+	// watchdog, "signal SIGINT", "exit 3", panic); absent when it completed.
 	Ended string `json:"ended,omitempty"`
 	// Trust says how far to trust the numbers (spanprofile.Trust); absent
 	// when the profile does not say.
 	Trust *spanprofile.Trust `json:"trust,omitempty"`
+	// NotProfiled is what the run did not profile, by reason, with how
+	// many events, from which goroutines and sites, and why; absent when
+	// it profiled all it saw.
+	NotProfiled []NotProfiledSummary `json:"not_profiled,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -87,8 +91,9 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Sites:           make([]SiteSummary, 0, len(r.sites)),
 		Overhead:        p.Overhead, Subtracted: p.Subtracted, ShadowBytes: p.ShadowBytes, Procs: p.Procs,
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
-		Warnings: Warnings(p),
-		Trust:    p.Trust,
+		Warnings:    Warnings(p),
+		Trust:       p.Trust,
+		NotProfiled: notProfiled(p),
 	}
 	if p.Partial() {
 		s.Ended = p.Ended

@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -228,7 +229,7 @@ func Warnings(p *spanprofile.Profile) []string {
 	}
 	switch p.Unit {
 	case "nanoseconds", "instructions", "cycles":
-		if p.Work > 0 && p.AverageStrand() < MinAverageStrand {
+		if p.Work > 0 && p.Spawns > 0 && p.AverageStrand() < MinAverageStrand {
 			out = append(out, fmt.Sprintf("the average strand is below %d %s: spawn overhead is noticeable; "+
 				"stop spawning below a larger grain (call instead of spawn for small subproblems)",
 				MinAverageStrand, unitAbbrev(p.Unit)))
@@ -244,10 +245,20 @@ func Warnings(p *spanprofile.Profile) []string {
 			duration(float64(p.Work)), p.Procs, duration(float64(p.DurationNanos))))
 	}
 	out = append(out, trustWarnings(p)...)
-	if p.Spawns > 0 && p.BurdenedSpan > 0 && p.BurdenedParallelism() < 1 {
+	// Burdens outweigh parallelism only where there is some, and only by
+	// what the report shows: a parallelism and a burdened parallelism that
+	// both print as 1.00 (one trivial spawn before long strands) call for
+	// no coarser grain.
+	if p.Spawns > 0 && p.BurdenedSpan > 0 && below1(p.BurdenedParallelism()) && !atMost1(p.Parallelism()) {
 		out = append(out, "burdened parallelism is below 1: scheduling costs outweigh the parallelism, "+
 			"so the program may run slower in parallel than serially; coarsen the parallel grain "+
 			"(parallelize an outer loop rather than an inner one)")
 	}
 	return out
 }
+
+// below1 and atMost1 compare a ratio with 1 as the report prints it, to two
+// decimals: a warning's condition must hold for the numbers it is read
+// with.
+func below1(x float64) bool  { return math.Round(x*100) < 100 }
+func atMost1(x float64) bool { return math.Round(x*100) <= 100 }

@@ -238,8 +238,8 @@ func TestCSV(t *testing.T) {
 	t.Parallel()
 	records := rowsCSV(t, spanprofiletest.Profile(), report.Options{})
 	header := records[0]
-	if len(header) != 5+18 {
-		t.Fatalf("header has %d columns, want 23: %v", len(header), header)
+	if len(header) != 5+18+2 || header[22] != "onspan_local_span" || header[23] != "not_profiled_events" || header[24] != "ended" {
+		t.Fatalf("header has %d columns, want the 23 of the contract and 2 added: %v", len(header), header)
 	}
 	// 7 executed sites and the root.
 	if len(records) != 1+8 {
@@ -419,5 +419,100 @@ func TestEnded(t *testing.T) {
 	p.Ended = "completed"
 	if s, _ := report.Summarize(p, report.Options{Procs: procs}); s.Ended != "" || len(s.Warnings) != 0 {
 		t.Errorf("a completed run: ended %q, warnings %q; want neither", s.Ended, s.Warnings)
+	}
+}
+
+// TestEndedCSV: the CSV report says how a run that did not complete ended,
+// on every row, in a column added after the contract's.
+func TestEndedCSV(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	p.Ended = "watchdog"
+	records := rowsCSV(t, p, report.Options{})
+	col := slices.Index(records[0], "ended")
+	for _, r := range records[1:] {
+		if r[col] != "watchdog" {
+			t.Errorf("row %v: ended %q, want watchdog", r, r[col])
+		}
+	}
+	p.Ended = "completed"
+	for _, r := range rowsCSV(t, p, report.Options{})[1:] {
+		if r[col] != "" {
+			t.Errorf("a completed run: row %v says ended %q", r, r[col])
+		}
+	}
+}
+
+// TestNotProfiledInEveryFormat (item 2): what the run did not profile is in
+// every format: how many events, from which goroutines and sites, and why.
+func TestNotProfiledInEveryFormat(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	p.NotProfiled = []spanprofile.NotProfiled{
+		{Reason: spanprofile.NotProfiledOtherGoroutine, Events: 1234, Goroutines: 3,
+			Creators: []spanprofile.Creator{{Where: "testing.(*B).RunParallel (benchmark.go:950)", Goroutines: 2}, {Where: "time.goFunc (sleep.go:215)", Goroutines: 1}},
+			Sites:    []spanprofile.SiteEvents{{Site: 1, Events: 1000}, {Site: 7, Events: 234}}},
+		{Reason: spanprofile.NotProfiledUnwound, Events: 2},
+	}
+	text := string(render(t, "text", p, report.Options{Procs: procs}))
+	for _, want := range []string{
+		"Not profiled: 1,234 events from 3 goroutines: events from goroutines that did not hold the profiler",
+		"created by testing.(*B).RunParallel (benchmark.go:950), time.goFunc (sleep.go:215)",
+		"at qsort.go:20 main.partition (1,000), main.go:40 main.main.func1 (234)",
+		"Not profiled: 2 invocations: invocations that a panic or runtime.Goexit (t.Fatal) unwound",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+			t.Errorf("the text report lacks %q:\n%s", want, text)
+		}
+	}
+	html := string(render(t, "html", p, report.Options{Procs: procs}))
+	if !strings.Contains(html, "Not profiled: 1,234 events from 3 goroutines") || !strings.Contains(html, "main.go:40 main.main.func1 (234)") {
+		t.Errorf("the HTML report lacks what was not profiled:\n%s", html)
+	}
+	s, err := report.Summarize(p, report.Options{Procs: procs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.NotProfiled) != 2 || s.NotProfiled[0].Events != 1234 || s.NotProfiled[0].Goroutines != 3 ||
+		len(s.NotProfiled[0].Sites) != 2 || s.NotProfiled[0].Sites[1] != (report.NotProfiledSite{Site: "main.go:40", Func: "main.main.func1", Events: 234}) ||
+		!strings.Contains(s.NotProfiled[0].Why, "did not hold the profiler") {
+		t.Errorf("JSON not_profiled = %+v", s.NotProfiled)
+	}
+	records := rowsCSV(t, p, report.Options{})
+	col := slices.Index(records[0], "not_profiled_events")
+	for _, r := range records[1:] {
+		want := map[string]string{"qsort.go:20": "1000"}[r[0]]
+		if want == "" {
+			want = "0"
+		}
+		if r[col] != want {
+			t.Errorf("CSV row %v: not_profiled_events %q, want %s", r, r[col], want)
+		}
+	}
+}
+
+// TestWarningsHoldAsPrinted (B8): a warning fires only when its condition
+// holds for the numbers as the report prints them.
+func TestWarningsHoldAsPrinted(t *testing.T) {
+	t.Parallel()
+	// One trivial spawn before 33 ms of strands: parallelism and burdened
+	// parallelism both print as 1.00. The old code said "burdened
+	// parallelism is below 1 ... coarsen the parallel grain".
+	p := &spanprofile.Profile{Measure: "cpu", Unit: "nanoseconds", Work: 33_000_000, Span: 32_999_000, BurdenedSpan: 33_000_500,
+		Burden: 1_500, Spawns: 1, Syncs: 1}
+	if w := report.Warnings(p); len(w) != 0 {
+		t.Errorf("Warnings of a profile whose parallelism and burdened parallelism print as 1.00 = %q, want none", w)
+	}
+	// Burdens that do outweigh the parallelism.
+	p = &spanprofile.Profile{Measure: "cpu", Unit: "nanoseconds", Work: 10_000_000, Span: 2_000_000, BurdenedSpan: 20_000_000,
+		Burden: 1_500, Spawns: 1_000, Syncs: 1_000}
+	if w := report.Warnings(p); len(w) != 1 || !strings.Contains(w[0], "burdened parallelism is below 1") {
+		t.Errorf("Warnings of a profile with parallelism 5 and burdened parallelism 0.5 = %q, want the burden warning", w)
+	}
+	// No spawn: no spawn overhead to warn of, however short the strands
+	// between calls.
+	p = &spanprofile.Profile{Measure: "cpu", Unit: "nanoseconds", Work: 10_000, Span: 10_000, BurdenedSpan: 10_000, Syncs: 100}
+	if w := report.Warnings(p); len(w) != 0 {
+		t.Errorf("Warnings of a profile without spawns = %q, want none", w)
 	}
 }

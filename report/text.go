@@ -53,6 +53,9 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	for _, warning := range Warnings(p) {
 		e.printf("Warning: %s.\n", wrap(warning, 78, "  "))
 	}
+	for _, n := range notProfiledLines(p) {
+		e.printf("Not profiled: %s.\n", wrap(n, 78, "  "))
+	}
 
 	e.printf("\n2) Speedup Estimate\n")
 	speedup := &table{right: []bool{true, true, true}}

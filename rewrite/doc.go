@@ -108,12 +108,13 @@
 // runtime runs it as a real goroutine in every mode, with a shadow state of
 // its own (parallel accounting), so the run stays correct and profiled.
 // Functions passed to (*testing.B).RunParallel, time.AfterFunc or
-// runtime.SetFinalizer run on goroutines the runtime does not know: they
-// are left alone, with what they call, spawn and declare, transitively; the
-// package's function literals and functions whose value is taken, if they
-// call a function value; and the methods of a name they call through an
-// interface. Code of this package that goroutines started elsewhere call
-// back into emits events that the runtime ignores (and counts).
+// runtime.SetFinalizer run on goroutines the runtime does not know: the
+// function passed at each such call, with the literals it declares, is left
+// alone, and its spawns are not profiled, with a warning. What it calls is
+// instrumented as everywhere else: the same code is called from profiled
+// goroutines too, and the runtime ignores (and counts, for the profile's
+// NotProfiled) the events of a goroutine that does not hold it, as it does
+// for code that goroutines started elsewhere call back into.
 //
 // # Positions
 //
@@ -137,7 +138,11 @@
 // a -parallel flag on the command line overrides it), runs the tests and
 // writes the profile (shadow.TestOutput, shadow.Finish) to the file that
 // -spanprofile names, or the one spanprof test chose, or $SPANPROF_OUT; a
-// plain `go test` writes nothing. A package's own TestMain is renamed
+// plain `go test` writes nothing.
+// Tests hand the runtime from goroutine to goroutine as the testing
+// package does (tests.go): every test, benchmark and fuzz function starts
+// with defer EndTest(BeginTest()), t.Run and b.Run become TestRun (the
+// subtest is a call at the t.Run site) and t.Parallel TestParallel. A package's own TestMain is renamed
 // _spanprofTestMain and called from the generated one: the profile is
 // written when it returns, or when it calls os.Exit (rewritten as above).
 //

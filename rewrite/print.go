@@ -106,6 +106,12 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 			last := a[len(a)-1].Decorations()
 			last.After = d.After
 			d.After = dst.NewLine
+			if outputComment(d.End) {
+				// An example's "// Output:" comment, which must end
+				// its body (go vet), stays after what follows the
+				// statement it trailed.
+				last.End, d.End = d.End, nil
+			}
 			for _, x := range a {
 				x.Decorations().Before = dst.NewLine
 			}
@@ -235,6 +241,18 @@ func addImport(f *dst.File) {
 }
 
 // directive is a //line directive that makes the next line line of file.
+// outputComment reports whether decorations hold an example's output
+// comment ("// Output:" or "// Unordered output:").
+func outputComment(decs dst.Decorations) bool {
+	for _, c := range decs {
+		text := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(c, "//")))
+		if strings.HasPrefix(text, "output:") || strings.HasPrefix(text, "unordered output:") {
+			return true
+		}
+	}
+	return false
+}
+
 func directive(file string, line int) string {
 	return fmt.Sprintf("//line %s:%d:1", file, line)
 }
@@ -333,6 +351,24 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 	blank := func(l int) bool { return l >= 1 && l <= len(lines) && strings.TrimSpace(lines[l-1]) == "" }
 	topComment := func(l int) bool { return l >= 1 && l <= len(lines) && strings.HasPrefix(lines[l-1], "//") }
 
+	// An example's "// Output:" comment must be the last comment of its
+	// body (go vet, which go test runs, says so), and a directive right
+	// above a comment joins it: no directive goes from the comment's first
+	// line to the closing brace after it. Those lines keep the count of the
+	// lines before them, and the next line that needs a directive gets one.
+	for l := 1; l <= len(lines); l++ {
+		text := strings.TrimSpace(lines[l-1])
+		if !strings.HasPrefix(text, "//") || !outputComment(dst.Decorations{text}) || topComment(l) {
+			continue
+		}
+		for ; l <= len(lines) && (strings.HasPrefix(strings.TrimSpace(lines[l-1]), "//") || blank(l)); l++ {
+			inside[l] = true
+		}
+		if l <= len(lines) && strings.TrimSpace(lines[l-1]) == "}" {
+			inside[l] = true
+		}
+	}
+
 	// Where the count goes wrong, a directive must say the line's number.
 	type need struct{ line, orig int }
 	var needs []need
@@ -364,9 +400,27 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 			break
 		}
 	}
-	at := make(map[int][]string) // lines to put before line l
+	at := make(map[int][]string)   // lines to put before line l
+	prefix := make(map[int]string) // a block directive to start line l with
 	for _, n := range needs {
 		l, orig := n.line, n.orig
+		if orig < 2 && l > constraintEnd && topComment(l) && !inside[l] {
+			// The doc comment of the file's first declaration (its
+			// package clause) on the file's first line, below the
+			// build constraint the rewrite added: a directive above it
+			// would join it (there is no line 0 to name for a blank
+			// line between), so a block directive at the start of the
+			// declaration it documents names that line instead. The
+			// comment's own lines hold no code.
+			d := l
+			for d <= len(lines) && topComment(d) && !inside[d] {
+				d++
+			}
+			if d <= len(lines) && !blank(d) {
+				prefix[d] = fmt.Sprintf("/*line %s:%d:1*/ ", fr.lineName, orig+d-l)
+				continue
+			}
+		}
 		if l <= constraintEnd {
 			for l <= constraintEnd || blank(l) {
 				l, orig = l+1, orig+1
@@ -391,7 +445,7 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 		for _, d := range at[i+1] {
 			b.WriteString(d + "\n")
 		}
-		b.WriteString(l)
+		b.WriteString(prefix[i+1] + l)
 	}
 	res, err := format.Source(b.Bytes())
 	if err != nil {

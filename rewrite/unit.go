@@ -421,6 +421,7 @@ func (ur *unitRewriter) plan() {
 		ur.planWait(w)
 	}
 	ur.planProgram()
+	ur.planTests()
 }
 
 // spawnsOf returns the spawns made by one spawn site: the one spawn, or
@@ -435,7 +436,7 @@ func spawnsOf(s *forkjoin.Spawn) []*forkjoin.Spawn {
 // whyNot returns why spawn s is not profiled in serial mode, or "".
 func (ur *unitRewriter) whyNot(s *forkjoin.Spawn) string {
 	if why, ok := ur.unprof[s.Func]; ok {
-		return "it runs on a goroutine that is not profiled: " + why
+		return why
 	}
 	return ""
 }

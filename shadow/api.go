@@ -186,14 +186,10 @@ func Stop() error {
 			return
 		}
 		p := e.Stop()
-		if n := ignored.Load(); n > 0 {
-			fmt.Fprintf(os.Stderr, "spanprof: %d events from goroutines other than the profiled one were not profiled (serial mode profiles one goroutine; callbacks from other packages' goroutines run unprofiled)\n", n)
-		}
-		if n := openFailed.Load(); n > 0 {
-			fmt.Fprintf(os.Stderr, "spanprof: %d goroutines could not open a %s counter of their own; their strands are wrong (raise the limit on open files, or use -measure cpu)\n", n, runOpts.Measure)
-		}
-		if n := unmatched.Load(); n > 0 {
-			fmt.Fprintf(os.Stderr, "spanprof: %d returns without a matching start were ignored (a panic recovered inside instrumented code)\n", n)
+		for _, n := range p.NotProfiled {
+			// Also in the profile and every report: go test hides
+			// the stderr of a passing package.
+			fmt.Fprintf(os.Stderr, "spanprof: %s\n", n.Summary())
 		}
 		p.TimeNanos = started.UnixNano()
 		p.DurationNanos = int64(time.Since(started))
@@ -234,60 +230,99 @@ func Current() *Engine { return current }
 // package's static table or the join object's address: no strings, no maps
 // keyed by strings, no runtime.Caller.
 
+// The package-level entry points below, like emit.go's, are real
+// functions, never inlined, that first measure the depth of their caller
+// (depth.go).
+
 // CallBegin marks the start of an instrumented call at site.
+//
+//go:noinline
 func CallBegin(site SiteID) {
-	if e := begin(); e != nil {
-		e.CallBegin(site)
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, site); e != nil {
+		e.callBegin(site, d)
 	} else if e := parEngine(); e != nil {
-		e.parCallBegin(site)
+		e.parCallBegin(site, d)
 	}
 }
 
 // CallEnd marks the return of the innermost instrumented call.
+//
+//go:noinline
 func CallEnd() {
-	if e := endCall(); e != nil {
-		e.CallEnd()
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.callEndAt(d)
 	} else if e := parEngine(); e != nil {
-		e.parCallEnd()
+		e.parCallEnd(d)
 	}
 }
 
 // RegionBegin marks the start of a region annotation at site; regions are
 // measured as invocations of their own site.
-func RegionBegin(site SiteID) { CallBegin(site) }
+//
+//go:noinline
+func RegionBegin(site SiteID) {
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, site); e != nil {
+		e.callBegin(site, d)
+	} else if e := parEngine(); e != nil {
+		e.parCallBegin(site, d)
+	}
+}
 
 // RegionEnd marks the end of the innermost region.
-func RegionEnd() { CallEnd() }
+//
+//go:noinline
+func RegionEnd() {
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.callEndAt(d)
+	} else if e := parEngine(); e != nil {
+		e.parCallEnd(d)
+	}
+}
 
 // SpawnBegin marks a spawn at site; the child runs next, inline.
 //
 // SpawnBegin and SpawnEnd are the inline form for hand-written
 // instrumentation: the child always runs inline, in every mode.
+//
+//go:noinline
 func SpawnBegin(site SiteID) {
-	if e := begin(); e != nil {
-		e.SpawnBegin(site)
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, site); e != nil {
+		e.spawnBeginAt(site, d)
 	} else if e := parEngine(); e != nil {
-		e.parSpawnInline(site)
+		e.parSpawnInline(site, d)
 	}
 }
 
 // SpawnEnd marks the return of the spawned child; obj is the join object its
 // return signals (wg.Go, errgroup's Go), or nil.
+//
+//go:noinline
 func SpawnEnd(obj unsafe.Pointer) {
-	if e := endSpawn(); e != nil {
-		e.SpawnEnd(obj)
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.spawnEndAt(obj, d)
 	} else if e := parEngine(); e != nil {
-		e.parSpawnEnd(obj)
+		e.parSpawnEnd(obj, d)
 	}
 }
 
 // Done marks a contribution to join object obj (wg.Done, wg.Add(-n)).
+//
+//go:noinline
 func Done(obj unsafe.Pointer) {
-	if e := begin(); e != nil {
-		e.Done(obj)
-	} else if e := parEngine(); e != nil {
-		e.parDone(obj)
-	}
+	g, d := gdepth()
+	doneAt(g, d|depthOff, obj)
 }
 
 // Wait marks the return of a wait on join object obj. In parallel
@@ -295,11 +330,19 @@ func Done(obj unsafe.Pointer) {
 // the time blocked in the wait included; the helpers the rewriter calls
 // (WaitGroupWait, GroupWait, ParlibGroupSync, ParlibTaskWait) read the
 // measure before the wait blocks instead, so that it is no strand's.
+//
+//go:noinline
 func Wait(obj unsafe.Pointer) {
-	if e := begin(); e != nil {
-		e.Wait(obj)
+	g, d := gdepth()
+	waitAt(g, d|depthOff, obj)
+}
+
+// waitAt takes the return of a wait on obj from goroutine g at depth d.
+func waitAt(g, d uintptr, obj unsafe.Pointer) {
+	if e := begin(g, -1); e != nil {
+		e.waitAt(obj, d)
 	} else if e := parEngine(); e != nil {
-		e.parWait(obj, e.beforeWait())
+		e.parWait(obj, e.beforeWait(), d)
 	}
 }
 
@@ -320,8 +363,8 @@ func calibrateOverhead(m Reader, name, mode string, perThread bool) int64 {
 		e := newEngine(Config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
 		for i := 0; i < pairs; i++ {
 			if mode == "parallel" {
-				e.parCallBegin(0)
-				e.parCallEnd()
+				e.parCallBegin(0, noDepth)
+				e.parCallEnd(noDepth)
 			} else {
 				e.CallBegin(0)
 				e.CallEnd()

@@ -18,13 +18,17 @@
 //
 // In serial mode a spawned child runs inline between SpawnBegin and
 // SpawnEnd, so the events arrive in the serial elision's order and results
-// are deterministic for deterministic programs; the package-level entry
-// points take events from one goroutine only and ignore the others'
-// (gate.go). A spawn at a Goroutine site (one the analyzer finds not
-// elidable) runs as a real goroutine, and so does every spawn in parallel
-// mode: from then on each goroutine spawned at a site has a shadow state of
-// its own and every event takes the engine's lock (parallel accounting,
-// parallel.go).
+// are deterministic for deterministic programs. The package-level entry
+// points take events from the goroutine that holds the engine only, and
+// count and ignore the others' (gate.go); in a test binary the engine is
+// handed from test to test, and to subtests and back, where the testing
+// package does the same (hold.go). An invocation that a recovered panic
+// unwound is closed at the next event of a function above it (depth.go).
+// What was not profiled goes into the profile (notprof.go). A spawn at a
+// Goroutine site (one the analyzer finds not elidable) runs as a real
+// goroutine, and so does every spawn in parallel mode: from then on each
+// goroutine spawned at a site has a shadow state of its own and every event
+// takes the engine's lock (parallel accounting, parallel.go).
 //
 // # The DAG
 //

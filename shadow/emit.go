@@ -31,10 +31,11 @@ const (
 // be timed with the same binary.
 var elision bool
 
-// spawnHow returns how a spawn at site runs on the calling goroutine. A
-// spawn at a Goroutine site in serial mode turns parallel accounting on.
-func spawnHow(site SiteID) (*Engine, int) {
-	if e := begin(); e != nil {
+// spawnHow returns how a spawn at site runs on goroutine g, the calling
+// one. A spawn at a Goroutine site in serial mode turns parallel accounting
+// on.
+func spawnHow(g uintptr, site SiteID) (*Engine, int) {
+	if e := begin(g, site); e != nil {
 		if int(site) >= len(e.goSite) {
 			e.growSites()
 		}
@@ -53,22 +54,30 @@ func spawnHow(site SiteID) (*Engine, int) {
 	return nil, runAsWritten
 }
 
+// Every entry point that rewritten code calls is a real function, never
+// inlined, that first measures the depth of its caller, the function that
+// makes the event (depth.go).
+
 // Go runs the call of a `go` statement at site as a spawned child. The
 // rewriter evaluates the function value and its arguments first, as the go
 // statement does, and passes a closure over the results.
+//
+//go:noinline
 func Go(site SiteID, f func()) {
-	e, how := spawnHow(site)
+	g, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(g, site)
 	switch how {
 	case runSerial:
-		e.SpawnBegin(site)
+		e.spawnBeginAt(site, d)
 		f()
-		e.SpawnEnd(nil)
+		e.spawnEndAt(nil, d)
 		return
 	case runElided:
 		f()
 		return
 	case runParallel:
-		if c, inline := e.parSpawn(site, false); c != nil {
+		if c, inline := e.parSpawn(site, false, d); c != nil {
 			p := c.parent
 			go func() {
 				e.startG(c)
@@ -79,7 +88,7 @@ func Go(site SiteID, f func()) {
 			return
 		} else if inline {
 			f()
-			e.parSpawnEnd(nil)
+			e.parSpawnEnd(nil, d)
 			return
 		}
 	}
@@ -89,19 +98,23 @@ func Go(site SiteID, f func()) {
 // WaitGroupGo runs wg.Go(f) at site: f is a child whose return signals wg.
 // Inline, the WaitGroup's counter is left untouched, as it is after wg.Go's
 // goroutine has finished.
+//
+//go:noinline
 func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
-	e, how := spawnHow(site)
+	g, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(g, site)
 	switch how {
 	case runSerial:
-		e.SpawnBegin(site)
+		e.spawnBeginAt(site, d)
 		f()
-		e.SpawnEnd(unsafe.Pointer(wg))
+		e.spawnEndAt(unsafe.Pointer(wg), d)
 		return
 	case runElided:
 		f()
 		return
 	case runParallel:
-		if c, inline := e.parSpawn(site, false); c != nil {
+		if c, inline := e.parSpawn(site, false, d); c != nil {
 			p := c.parent
 			wg.Add(1)
 			go func() {
@@ -114,7 +127,7 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 			return
 		} else if inline {
 			f()
-			e.parSpawnEnd(unsafe.Pointer(wg))
+			e.parSpawnEnd(unsafe.Pointer(wg), d)
 			return
 		}
 	}
@@ -122,38 +135,49 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 }
 
 // WaitGroupDone runs wg.Done(), a contribution to wg.
+//
+//go:noinline
 func WaitGroupDone(wg *sync.WaitGroup) {
-	if e := begin(); e != nil {
-		e.Done(unsafe.Pointer(wg))
-	} else if e := parEngine(); e != nil {
-		e.parDone(unsafe.Pointer(wg))
-	}
+	g, d := gdepth()
+	doneAt(g, d|depthOff, unsafe.Pointer(wg))
 	wg.Done()
 }
 
 // WaitGroupAdd runs wg.Add(delta); a negative delta is a contribution.
+//
+//go:noinline
 func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
 	if delta < 0 {
-		if e := begin(); e != nil {
-			e.Done(unsafe.Pointer(wg))
-		} else if e := parEngine(); e != nil {
-			e.parDone(unsafe.Pointer(wg))
-		}
+		g, d := gdepth()
+		doneAt(g, d|depthOff, unsafe.Pointer(wg))
 	}
 	wg.Add(delta)
 }
 
+// doneAt takes a contribution to obj from goroutine g at depth d.
+func doneAt(g, d uintptr, obj unsafe.Pointer) {
+	if e := begin(g, -1); e != nil {
+		e.doneAt(obj, d)
+	} else if e := parEngine(); e != nil {
+		e.parDone(obj, d)
+	}
+}
+
 // WaitGroupWait runs wg.Wait(), a join.
+//
+//go:noinline
 func WaitGroupWait(wg *sync.WaitGroup) {
+	g, d := gdepth()
+	d |= depthOff
 	if e := parEngine(); e != nil {
 		before := e.beforeWait()
 		wg.Wait()
-		e.parWait(unsafe.Pointer(wg), before)
+		e.parWait(unsafe.Pointer(wg), before, d)
 		return
 	}
 	wg.Wait()
-	if e := begin(); e != nil {
-		e.Wait(unsafe.Pointer(wg))
+	if e := begin(g, -1); e != nil {
+		e.waitAt(unsafe.Pointer(wg), d)
 	}
 }
 
@@ -175,13 +199,17 @@ type ErrGroup[G any] interface {
 // first subtree for creating them, the later ones only for reusing them).
 // While f runs inline no other child of the group is running, so a limit
 // set with SetLimit is never reached.
+//
+//go:noinline
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	switch how {
 	case runSerial:
-		e.SpawnBegin(site)
+		e.spawnBeginAt(site, d)
 		err := f()
-		e.SpawnEnd(unsafe.Pointer(g))
+		e.spawnEndAt(unsafe.Pointer(g), d)
 		if err != nil {
 			g.Go(func() error { return err })
 		}
@@ -192,7 +220,7 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 		}
 		return
 	case runParallel:
-		if c, inline := e.parSpawn(site, false); c != nil {
+		if c, inline := e.parSpawn(site, false, d); c != nil {
 			p := c.parent
 			g.Go(func() error {
 				e.startG(c)
@@ -203,7 +231,7 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 			return
 		} else if inline {
 			err := f()
-			e.parSpawnEnd(unsafe.Pointer(g))
+			e.parSpawnEnd(unsafe.Pointer(g), d)
 			if err != nil {
 				g.Go(func() error { return err })
 			}
@@ -215,8 +243,12 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 
 // GroupTryGo runs g.TryGo(f) at site: f runs only if the group's limit
 // allows another goroutine, as with TryGo itself.
+//
+//go:noinline
 func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	switch how {
 	case runSerial, runElided:
 		errc := make(chan error, 1)
@@ -224,11 +256,11 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 			return false
 		}
 		if how == runSerial {
-			e.SpawnBegin(site)
+			e.spawnBeginAt(site, d)
 		}
 		err := f()
 		if how == runSerial {
-			e.SpawnEnd(unsafe.Pointer(g))
+			e.spawnEndAt(unsafe.Pointer(g), d)
 		}
 		errc <- err
 		return true
@@ -247,7 +279,7 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 			return f()
 		})
 		if ok {
-			c, _ = e.parSpawn(site, true)
+			c, _ = e.parSpawn(site, true, d)
 		}
 		close(ready)
 		return ok
@@ -256,16 +288,20 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 }
 
 // GroupWait runs g.Wait(), a join.
+//
+//go:noinline
 func GroupWait[G any, PG ErrGroup[G]](g PG) error {
+	gid, d := gdepth()
+	d |= depthOff
 	if e := parEngine(); e != nil {
 		before := e.beforeWait()
 		err := g.Wait()
-		e.parWait(unsafe.Pointer(g), before)
+		e.parWait(unsafe.Pointer(g), before, d)
 		return err
 	}
 	err := g.Wait()
-	if e := begin(); e != nil {
-		e.Wait(unsafe.Pointer(g))
+	if e := begin(gid, -1); e != nil {
+		e.waitAt(unsafe.Pointer(g), d)
 	}
 	return err
 }
@@ -273,23 +309,32 @@ func GroupWait[G any, PG ErrGroup[G]](g PG) error {
 // Spawn and Join are the entry points for any other join object: a child at
 // site, run inline in every mode, whose return signals obj, and a wait on
 // obj.
+//
+//go:noinline
 func Spawn(site SiteID, obj unsafe.Pointer, f func()) {
-	if e := begin(); e != nil {
-		e.SpawnBegin(site)
+	gid, d := gdepth()
+	d |= depthOff
+	if e := begin(gid, -1); e != nil {
+		e.spawnBeginAt(site, d)
 		f()
-		e.SpawnEnd(obj)
+		e.spawnEndAt(obj, d)
 		return
 	}
-	if e := parEngine(); e != nil && e.parSpawnInline(site) {
+	if e := parEngine(); e != nil && e.parSpawnInline(site, d) {
 		f()
-		e.parSpawnEnd(obj)
+		e.parSpawnEnd(obj, d)
 		return
 	}
 	f()
 }
 
 // Join marks a wait on obj that the program has already performed.
-func Join(obj unsafe.Pointer) { Wait(obj) }
+//
+//go:noinline
+func Join(obj unsafe.Pointer) {
+	g, d := gdepth()
+	waitAt(g, d|depthOff, obj)
+}
 
 // Call runs an instrumented call at site. The rewriter uses CallBegin and
 // CallEnd directly where a closure would cost more than the call.
@@ -372,14 +417,10 @@ func TestOutput(flag *string, def string) {
 	outMu.Lock()
 	defer outMu.Unlock()
 	testBinary, testFlag, testDefault = true, flag, def
-	testRun.Store(true)
-	// Tests run on goroutines of their own, one at a time: let the next
-	// one take the engine over when it is at its root (gate.go).
+	// Tests run on goroutines of their own, one at a time, and take the
+	// engine where they start (hold.go).
 	startMu.Lock()
 	e := current
-	if e != nil {
-		e.transfer = true
-	}
 	startMu.Unlock()
 	// Serial mode profiles one goroutine at a time, so parallel tests run
 	// one at a time, unless -test.parallel says otherwise; a test binary
@@ -394,6 +435,9 @@ func TestOutput(flag *string, def string) {
 // a panic unwinds. Rewritten main functions defer it; generated TestMain
 // functions call it after the tests have run.
 func Finish() {
+	if panicking() {
+		setEnded("panic")
+	}
 	startMu.Lock()
 	running := current != nil
 	startMu.Unlock()
@@ -401,6 +445,23 @@ func Finish() {
 		return
 	}
 	StopOrExit()
+}
+
+// panicking reports whether the caller, deferred, runs while a panic
+// unwinds: runtime.gopanic calls the deferred functions. It walks the
+// stack once, at the end of the run.
+func panicking() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(2, pc)])
+	for {
+		f, more := frames.Next()
+		if f.Function == "runtime.gopanic" {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // testOutput points a test binary's run at its profile file (see
@@ -448,13 +509,17 @@ func BeforeExit(code int) int {
 type Entered struct{ e *Engine }
 
 // Enter marks the start of an instrumented call at site (CallBegin).
+//
+//go:noinline
 func Enter(site SiteID) Entered {
-	if e := begin(); e != nil {
-		e.CallBegin(site)
+	gid, d := gdepth()
+	d |= depthOff
+	if e := begin(gid, site); e != nil {
+		e.callBegin(site, d)
 		return Entered{e}
 	}
 	if e := parEngine(); e != nil {
-		e.parCallBegin(site)
+		e.parCallBegin(site, d)
 		return Entered{e}
 	}
 	return Entered{}
@@ -462,9 +527,17 @@ func Enter(site SiteID) Entered {
 
 // Leave marks the return of the innermost instrumented call (CallEnd), if
 // its Enter was taken, and returns the call's result.
+//
+//go:noinline
 func Leave[T any](t Entered, v T) T {
 	if t.e != nil {
-		CallEnd()
+		g, d := gdepth()
+		d |= depthOff
+		if e := begin(g, -1); e != nil {
+			e.callEndAt(d)
+		} else if e := parEngine(); e != nil {
+			e.parCallEnd(d)
+		}
 	}
 	return v
 }
@@ -483,8 +556,16 @@ func Leave[T any](t Entered, v T) T {
 // rewriter never wraps an operand that may not be evaluated (the right
 // side of && or ||): the begin that Leave1, LeaveN or CallEnd ends is
 // always made.
+//
+//go:noinline
 func EnterAfter[T any](v T, site SiteID) T {
-	CallBegin(site)
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, site); e != nil {
+		e.callBegin(site, d)
+	} else if e := parEngine(); e != nil {
+		e.parCallBegin(site, d)
+	}
 	return v
 }
 
@@ -493,28 +574,60 @@ func EnterAfter[T any](v T, site SiteID) T {
 // It needs no token: the EnterAfter it ends ran on the same goroutine,
 // right before the call, and an end whose begin was ignored (another
 // goroutine, no run) is ignored too (gate.go), as Leave2 to Leave4 rely on.
+//
+//go:noinline
 func Leave1[T any](v T) T {
-	CallEnd()
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.callEndAt(d)
+	} else if e := parEngine(); e != nil {
+		e.parCallEnd(d)
+	}
 	return v
 }
 
 // Leave2, Leave3 and Leave4 mark the return of an instrumented call with
 // that many results, passed through: return Leave2(f(x)) after a CallBegin
 // statement, or return Leave2(f(EnterAfter(g(), site))).
+//
+//go:noinline
 func Leave2[A, B any](a A, b B) (A, B) {
-	CallEnd()
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.callEndAt(d)
+	} else if e := parEngine(); e != nil {
+		e.parCallEnd(d)
+	}
 	return a, b
 }
 
 // Leave3 is Leave2 for three results.
+//
+//go:noinline
 func Leave3[A, B, C any](a A, b B, c C) (A, B, C) {
-	CallEnd()
+	g, d := gdepth()
+	d |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.callEndAt(d)
+	} else if e := parEngine(); e != nil {
+		e.parCallEnd(d)
+	}
 	return a, b, c
 }
 
 // Leave4 is Leave2 for four results.
+//
+//go:noinline
 func Leave4[A, B, C, D any](a A, b B, c C, d D) (A, B, C, D) {
-	CallEnd()
+	g, dep := gdepth()
+	dep |= depthOff
+	if e := begin(g, -1); e != nil {
+		e.callEndAt(dep)
+	} else if e := parEngine(); e != nil {
+		e.parCallEnd(dep)
+	}
 	return a, b, c, d
 }
 
@@ -529,19 +642,23 @@ type ParlibGroup[G any] interface {
 // ParlibGroupSpawn runs g.Spawn(f) at site: f is a child whose return
 // signals g. Inline, g is left untouched, as it is once a spawned child has
 // returned, and a panic in f propagates at once rather than at the Sync.
+//
+//go:noinline
 func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	switch how {
 	case runSerial:
-		e.SpawnBegin(site)
+		e.spawnBeginAt(site, d)
 		f()
-		e.SpawnEnd(unsafe.Pointer(g))
+		e.spawnEndAt(unsafe.Pointer(g), d)
 		return
 	case runElided:
 		f()
 		return
 	case runParallel:
-		if c, inline := e.parSpawn(site, false); c != nil {
+		if c, inline := e.parSpawn(site, false, d); c != nil {
 			p := c.parent
 			g.Spawn(func() {
 				e.startG(c)
@@ -552,7 +669,7 @@ func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 			return
 		} else if inline {
 			f()
-			e.parSpawnEnd(unsafe.Pointer(g))
+			e.parSpawnEnd(unsafe.Pointer(g), d)
 			return
 		}
 	}
@@ -560,16 +677,20 @@ func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 }
 
 // ParlibGroupSync runs g.Sync(), a join.
+//
+//go:noinline
 func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
+	gid, d := gdepth()
+	d |= depthOff
 	if e := parEngine(); e != nil {
 		before := e.beforeWait()
-		defer e.parWait(unsafe.Pointer(g), before) // Sync panics with a child's panic
+		defer e.parWait(unsafe.Pointer(g), before, d) // Sync panics with a child's panic
 		g.Sync()
 		return
 	}
 	g.Sync()
-	if e := begin(); e != nil {
-		e.Wait(unsafe.Pointer(g))
+	if e := begin(gid, -1); e != nil {
+		e.waitAt(unsafe.Pointer(g), d)
 	}
 }
 
@@ -578,18 +699,22 @@ func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
 // finished with f's result (parlib.Ready), whose return signals the Task: no
 // goroutine is started, so the run is not charged for one the serial
 // program lacks.
+//
+//go:noinline
 func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f func() T) *parlib.Task[T] {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	switch how {
 	case runSerial:
-		e.SpawnBegin(site)
+		e.spawnBeginAt(site, d)
 		t := parlib.Ready(f())
-		e.SpawnEnd(unsafe.Pointer(t))
+		e.spawnEndAt(unsafe.Pointer(t), d)
 		return t
 	case runElided:
 		return parlib.Ready(f())
 	case runParallel:
-		if c, inline := e.parSpawn(site, false); c != nil {
+		if c, inline := e.parSpawn(site, false, d); c != nil {
 			// The child signals its Task, which exists once spawn
 			// returns: it waits for it only at its end.
 			var t *parlib.Task[T]
@@ -608,7 +733,7 @@ func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f fun
 			return t
 		} else if inline {
 			t := parlib.Ready(f())
-			e.parSpawnEnd(unsafe.Pointer(t))
+			e.parSpawnEnd(unsafe.Pointer(t), d)
 			return t
 		}
 	}
@@ -616,18 +741,22 @@ func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f fun
 }
 
 // ParlibTaskWait runs t.Wait(), a join on the Task.
+//
+//go:noinline
 func ParlibTaskWait[T, Task any, PT interface {
 	*Task
 	Wait() T
 }](t PT) T {
+	gid, d := gdepth()
+	d |= depthOff
 	if e := parEngine(); e != nil {
 		before := e.beforeWait()
-		defer e.parWait(unsafe.Pointer(t), before)
+		defer e.parWait(unsafe.Pointer(t), before, d)
 		return t.Wait()
 	}
 	v := t.Wait()
-	if e := begin(); e != nil {
-		e.Wait(unsafe.Pointer(t))
+	if e := begin(gid, -1); e != nil {
+		e.waitAt(unsafe.Pointer(t), d)
 	}
 	return v
 }
@@ -638,17 +767,21 @@ func ParlibTaskWait[T, Task any, PT interface {
 // import of parlib stays used; the profiled paths build the same DAG
 // themselves: in parallel, every function but the last on a goroutine of a
 // parlib.Group and the last inline, as parlib.Do runs them.
+//
+//go:noinline
 func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	switch how {
 	case runSerial:
 		obj := unsafe.Pointer(new(byte))
 		for i, f := range fs {
-			e.SpawnBegin(site + SiteID(i))
+			e.spawnBeginAt(site+SiteID(i), d)
 			f()
-			e.SpawnEnd(obj)
+			e.spawnEndAt(obj, d)
 		}
-		e.Wait(obj)
+		e.waitAt(obj, d)
 		return
 	case runElided:
 		for _, f := range fs {
@@ -663,7 +796,7 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 		obj := unsafe.Pointer(&g)
 		last := len(fs) - 1
 		for i, f := range fs[:last] {
-			c, inline := e.parSpawn(site+SiteID(i), false)
+			c, inline := e.parSpawn(site+SiteID(i), false, d)
 			switch {
 			case c != nil:
 				p := c.parent
@@ -675,19 +808,19 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 				e.resume(p)
 			case inline:
 				f()
-				e.parSpawnEnd(obj)
+				e.parSpawnEnd(obj, d)
 			default:
 				g.Spawn(f)
 			}
 		}
-		if e.parSpawnInline(site + SiteID(last)) {
+		if e.parSpawnInline(site+SiteID(last), d) {
 			fs[last]()
-			e.parSpawnEnd(obj)
+			e.parSpawnEnd(obj, d)
 		} else {
 			fs[last]()
 		}
 		before := e.beforeWait()
-		defer e.parWait(obj, before)
+		defer e.parWait(obj, before, d)
 		g.Sync()
 		return
 	}
@@ -696,13 +829,17 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 
 // ParlibFor runs parlib.For(lo, hi, grain, body) at site; pfor is
 // parlib.For (see ParlibDo).
+//
+//go:noinline
 func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, hi, grain int, body func(i int)) {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	if how == runAsWritten {
 		pfor(lo, hi, grain, body)
 		return
 	}
-	parlibRange(e, how, site, lo, hi, grain, func(lo, hi int) {
+	parlibRange(e, how, site, d, lo, hi, grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			body(i)
 		}
@@ -711,13 +848,17 @@ func ParlibFor(site SiteID, pfor func(lo, hi, grain int, body func(i int)), lo, 
 
 // ParlibForEach runs parlib.ForEach(s, grain, body) at site; forEach is
 // parlib.ForEach (see ParlibDo).
+//
+//go:noinline
 func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(i int, v *T)), s []T, grain int, body func(i int, v *T)) {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	if how == runAsWritten {
 		forEach(s, grain, body)
 		return
 	}
-	parlibRange(e, how, site, 0, len(s), grain, func(lo, hi int) {
+	parlibRange(e, how, site, d, 0, len(s), grain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			body(i, &s[i])
 		}
@@ -730,16 +871,20 @@ func ParlibForEach[T any](site SiteID, forEach func(s []T, grain int, body func(
 // continued, down to pieces of at most grain indices), so the DAG is the one
 // the program builds, with every piece run inline in serial mode and every
 // upper half on a goroutine of a parlib.Group in parallel mode.
+//
+//go:noinline
 func ParlibForRange(site SiteID, forRange func(lo, hi, grain int, body func(lo, hi int)), lo, hi, grain int, body func(lo, hi int)) {
-	e, how := spawnHow(site)
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
 	if how == runAsWritten {
 		forRange(lo, hi, grain, body)
 		return
 	}
-	parlibRange(e, how, site, lo, hi, grain, body)
+	parlibRange(e, how, site, d, lo, hi, grain, body)
 }
 
-func parlibRange(e *Engine, how int, site SiteID, lo, hi, grain int, body func(lo, hi int)) {
+func parlibRange(e *Engine, how int, site SiteID, d uintptr, lo, hi, grain int, body func(lo, hi int)) {
 	if hi <= lo {
 		return
 	}
@@ -762,28 +907,28 @@ func parlibRange(e *Engine, how int, site SiteID, lo, hi, grain int, body func(l
 		body(lo, hi)
 	case runSerial:
 		obj := unsafe.Pointer(new(byte))
-		e.CallBegin(site)
-		parlibSplit(e, site, obj, lo, hi, g, body)
-		e.Wait(obj)
-		e.CallEnd()
+		e.callBegin(site, d)
+		parlibSplit(e, site, d, obj, lo, hi, g, body)
+		e.waitAt(obj, d)
+		e.callEndAt(d)
 	case runParallel:
 		var pg parlib.Group
 		obj := unsafe.Pointer(&pg)
-		e.parCallBegin(site)
-		defer e.parCallEnd()
-		parlibSplitPar(e, &pg, site, lo, hi, g, body)
+		e.parCallBegin(site, d)
+		defer e.parCallEnd(d)
+		parlibSplitPar(e, &pg, site, d, lo, hi, g, body)
 		before := e.beforeWait()
-		defer e.parWait(obj, before)
+		defer e.parWait(obj, before, d)
 		pg.Sync()
 	}
 }
 
-func parlibSplit(e *Engine, site SiteID, obj unsafe.Pointer, lo, hi int, grain uint, body func(lo, hi int)) {
+func parlibSplit(e *Engine, site SiteID, d uintptr, obj unsafe.Pointer, lo, hi int, grain uint, body func(lo, hi int)) {
 	for n := uint(hi) - uint(lo); n > grain; n = uint(hi) - uint(lo) {
 		mid := lo + int(n/2)
-		e.SpawnBegin(site)
-		parlibSplit(e, site, obj, mid, hi, grain, body)
-		e.SpawnEnd(obj)
+		e.spawnBeginAt(site, d)
+		parlibSplit(e, site, d, obj, mid, hi, grain, body)
+		e.spawnEndAt(obj, d)
 		hi = mid
 	}
 	body(lo, hi)
@@ -791,25 +936,27 @@ func parlibSplit(e *Engine, site SiteID, obj unsafe.Pointer, lo, hi int, grain u
 
 // parlibSplitPar is parlibSplit in parallel accounting: an upper half runs
 // on a goroutine of pg when parallel mode says so, else inline.
-func parlibSplitPar(e *Engine, pg *parlib.Group, site SiteID, lo, hi int, grain uint, body func(lo, hi int)) {
+func parlibSplitPar(e *Engine, pg *parlib.Group, site SiteID, d uintptr, lo, hi int, grain uint, body func(lo, hi int)) {
 	obj := unsafe.Pointer(pg)
 	for n := uint(hi) - uint(lo); n > grain; n = uint(hi) - uint(lo) {
 		mid, top := lo+int(n/2), hi
-		c, inline := e.parSpawn(site, false)
+		c, inline := e.parSpawn(site, false, d)
 		switch {
 		case c != nil:
 			p := c.parent
 			pg.Spawn(func() {
 				e.startG(c)
 				defer e.endG(c, obj)
-				parlibSplitPar(e, pg, site, mid, top, grain, body)
+				// Another goroutine's stack: the depth of the
+				// loop's caller means nothing there.
+				parlibSplitPar(e, pg, site, noDepth, mid, top, grain, body)
 			})
 			e.resume(p)
 		case inline:
-			parlibSplitPar(e, pg, site, mid, top, grain, body)
-			e.parSpawnEnd(obj)
+			parlibSplitPar(e, pg, site, d, mid, top, grain, body)
+			e.parSpawnEnd(obj, d)
 		default:
-			pg.Spawn(func() { parlibSplitPar(e, pg, site, mid, top, grain, body) })
+			pg.Spawn(func() { parlibSplitPar(e, pg, site, noDepth, mid, top, grain, body) })
 		}
 		hi = mid
 	}

@@ -46,6 +46,11 @@ type frame struct {
 	topCS     bool // no invocation of the same site is active above (Cilkprof §6)
 	topCaller bool // no invocation from the same function is active above
 
+	// issuer is how deep in its goroutine's stack the Go function that
+	// began the invocation runs (depth.go), 0 when unknown: an event from
+	// a shallower function finds the invocation unwound.
+	issuer uintptr
+
 	t0 int64 // span time (absolute longest path) at the start
 	w0 int64 // the goroutine's work at the start
 	// subWork is the work of goroutines spawned for real inside the
@@ -84,6 +89,10 @@ type task struct {
 type gstate struct {
 	frames []frame
 	tasks  []task
+	// floor is the number of frames that belong to a goroutine that has
+	// handed the engine over (a test blocked in t.Run, hold.go): the
+	// holder's events never end or unwind them.
+	floor int
 
 	active   []int32 // per site: active invocations on this goroutine's stack and its ancestors'
 	foldCtx  []int32 // per site: context of its outermost active invocation
@@ -166,10 +175,18 @@ type Engine struct {
 	rp    recordPool
 	joins joinTable
 
-	// owner is the goroutine whose events the engine takes (gate.go), and
-	// transfer whether another may take over when the engine is at its root.
-	owner    uintptr
-	transfer bool
+	// owner is the goroutine whose events the engine takes (gate.go), 0
+	// while no one holds it (between tests); home is the goroutine that
+	// started the run. hold is the current holder's turn (hold.go).
+	owner    atomic.Uintptr
+	home     uintptr
+	hold     *hold
+	homeHold *hold
+	// unwound counts the invocations closed because a panic or
+	// runtime.Goexit unwound them (unwind), and notProf what the engine
+	// did not take (notprof.go).
+	unwound int64
+	notProf notProfiled
 
 	ended    int64 // the work of the child spawnEnd ended last
 	twoReads bool  // restart reads the measure after every event
@@ -192,8 +209,11 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 	if cfg.Mode == "" {
 		cfg.Mode = "serial"
 	}
-	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), owner: getg()}
-	e.root = &gstate{m: cfg.Measure, g: e.owner}
+	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), home: getg()}
+	e.owner.Store(e.home)
+	e.homeHold = &hold{g: e.home, m: cfg.Measure, id: goroutineID()}
+	e.hold = e.homeHold
+	e.root = &gstate{m: cfg.Measure, g: e.home}
 	e.gstate = e.root
 	e.allG = append(e.allG, e.root)
 	e.joins.init()
@@ -294,8 +314,9 @@ func (e *Engine) strand(d int64) {
 	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 
-// push starts an invocation of site in the current task.
-func (e *Engine) push(site SiteID) {
+// push starts an invocation of site in the current task, begun by a Go
+// function at depth d (noDepth: unknown).
+func (e *Engine) push(site SiteID, d uintptr) {
 	s := int32(site)
 	if int(s) >= len(e.active) {
 		e.growSites()
@@ -327,6 +348,10 @@ func (e *Engine) push(site SiteID) {
 	f.topCS, f.topCaller = e.active[s] == 0, e.activeFn[fn] == 0
 	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, e.gstate.work, 0, 0, 0, true
 	f.lastSite = 0
+	f.issuer = d
+	if d == noDepth {
+		f.issuer = 0 // never found unwound
+	}
 	e.nextID++
 	e.active[s]++
 	e.activeFn[fn]++
@@ -435,9 +460,14 @@ func (e *Engine) adopt(f *frame, chain *record) {
 }
 
 // CallBegin marks the start of an instrumented call (or region) at site.
-func (e *Engine) CallBegin(site SiteID) {
+// The Engine's methods take events whose Go frame is not known (noDepth):
+// the package-level entry points measure it (depth.go).
+func (e *Engine) CallBegin(site SiteID) { e.callBegin(site, noDepth) }
+
+func (e *Engine) callBegin(site SiteID, d uintptr) {
 	e.tick()
-	e.push(site)
+	e.unwindTo(d)
+	e.push(site, d)
 	e.restart()
 }
 
@@ -446,10 +476,80 @@ func (e *Engine) CallBegin(site SiteID) {
 // calls the bodies: callEnd, spawnBegin, spawnEnd, done and wait.
 
 // CallEnd marks the return of the innermost instrumented call.
-func (e *Engine) CallEnd() {
+func (e *Engine) CallEnd() { e.callEndAt(noDepth) }
+
+// callEndAt takes the return of the call that the Go function at depth d
+// began. Invocations begun deeper were unwound (unwind); if what is left
+// on top is not a call that function began (its begin was not profiled,
+// or is already closed), the end is unmatched and changes nothing.
+func (e *Engine) callEndAt(d uintptr) {
 	e.tick()
-	e.callEnd()
+	e.unwindTo(d)
+	// endsCall, written out: this is every instrumented call's end.
+	if n := len(e.frames) - 1; n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
+		e.callEnd()
+	} else {
+		e.note(whyUnmatched, 0, -1)
+	}
 	e.restart()
+}
+
+// endsCall unwinds to depth d and reports whether the innermost frame is a
+// call that an end from depth d ends.
+func (e *Engine) endsCall(d uintptr) bool {
+	e.unwindTo(d)
+	n := len(e.frames) - 1
+	return n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d)
+}
+
+// endsSpawn is endsCall for the end of a spawned child.
+func (e *Engine) endsSpawn(d uintptr) bool {
+	e.unwindTo(d)
+	n := len(e.frames) - 1
+	return len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d)
+}
+
+// matches reports whether frame n was begun at depth d, as far as is known.
+func (e *Engine) matches(n int, d uintptr) bool {
+	is := e.frames[n].issuer
+	return is == d || is == 0 || d == noDepth
+}
+
+// unwindTo closes the invocations that a panic or runtime.Goexit unwound
+// before an event from the Go function at depth d: those begun by a
+// function deeper than it, which must have returned for d to run. It is
+// the hot path's only cost for this: a load and a comparison.
+func (e *Engine) unwindTo(d uintptr) {
+	if e.frames[len(e.frames)-1].issuer > d {
+		e.unwind(d)
+	}
+}
+
+// unwind closes, innermost first, the invocations above the floor begun
+// deeper than d: a recovered panic skipped their ends, and the program
+// goes on in a frame above them, where the next strand belongs. An inline
+// child whose spawn the panic left contributes nothing to its join object:
+// its return never happened.
+//
+//go:noinline
+func (e *Engine) unwind(d uintptr) {
+	for {
+		n := len(e.frames) - 1
+		if n < e.floor || n == 0 || e.frames[n].issuer <= d {
+			return
+		}
+		e.closeTop()
+		e.unwound++
+	}
+}
+
+// closeTop ends the innermost frame, a call or an inline child.
+func (e *Engine) closeTop() {
+	if len(e.frames)-1 == e.tasks[len(e.tasks)-1].base {
+		e.spawnEnd(nil)
+	} else {
+		e.callEnd()
+	}
 }
 
 func (e *Engine) callEnd() {
@@ -466,27 +566,38 @@ func (e *Engine) callEnd() {
 
 // SpawnBegin marks a spawn at site; in serial mode the child runs inline
 // right after, and SpawnEnd marks its return.
-func (e *Engine) SpawnBegin(site SiteID) {
+func (e *Engine) SpawnBegin(site SiteID) { e.spawnBeginAt(site, noDepth) }
+
+func (e *Engine) spawnBeginAt(site SiteID, d uintptr) {
 	e.tick()
-	e.spawnBegin(site)
+	e.unwindTo(d)
+	e.spawnBegin(site, d)
 	e.restart()
 }
 
-func (e *Engine) spawnBegin(site SiteID) {
+func (e *Engine) spawnBegin(site SiteID, d uintptr) {
 	e.spawns++
 	pt := len(e.tasks) - 1
 	fork := e.rp.retain(e.recordOf(len(e.frames) - 1))
 	child := task{t: e.tasks[pt].t, tb: e.tasks[pt].tb, path: e.pp.share(&e.tasks[pt].path), base: len(e.frames), fork: fork}
 	e.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
 	e.tasks = append(e.tasks, child)
-	e.push(site)
+	e.push(site, d)
 }
 
 // SpawnEnd marks the return of the spawned child. If obj is not nil the
 // return signals that join object (wg.Go, errgroup's Go).
-func (e *Engine) SpawnEnd(obj unsafe.Pointer) {
+func (e *Engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
+
+func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
-	e.spawnEnd(obj)
+	e.unwindTo(d)
+	// endsSpawn, written out: this is every spawn's end.
+	if n := len(e.frames) - 1; len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
+		e.spawnEnd(obj)
+	} else {
+		e.note(whyUnmatched, 0, -1)
+	}
 	e.restart()
 }
 
@@ -512,8 +623,11 @@ func (e *Engine) spawnEnd(obj unsafe.Pointer) {
 // Done marks a join contribution to obj from the current point (wg.Done,
 // a negative wg.Add). The invocations open in this goroutine contribute
 // what they have done so far to the path that reaches the join object.
-func (e *Engine) Done(obj unsafe.Pointer) {
+func (e *Engine) Done(obj unsafe.Pointer) { e.doneAt(obj, noDepth) }
+
+func (e *Engine) doneAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
+	e.unwindTo(d)
 	e.done(obj)
 	e.restart()
 }
@@ -544,8 +658,11 @@ func (e *Engine) done(obj unsafe.Pointer) {
 // Wait marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
 // parlib sync): the waiter continues from the longest of its own path and
 // the paths that signalled obj since the last wait on it.
-func (e *Engine) Wait(obj unsafe.Pointer) {
+func (e *Engine) Wait(obj unsafe.Pointer) { e.waitAt(obj, noDepth) }
+
+func (e *Engine) waitAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
+	e.unwindTo(d)
 	e.wait(obj)
 	e.restart()
 }
@@ -568,6 +685,14 @@ func (e *Engine) wait(obj unsafe.Pointer) {
 		e.pp.init(&acc.path)
 	}
 	e.rp.release(acc.chain)
+}
+
+// join is a wait on obj that is no sync of the program's: the implicit
+// joins of a run that ended early (result.go). wait's body is not split
+// out for it: every wait of the program would pay a call.
+func (e *Engine) join(obj unsafe.Pointer) {
+	e.wait(obj)
+	e.syncs--
 }
 
 func (e *Engine) contribute(obj unsafe.Pointer, v value) {

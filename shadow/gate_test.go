@@ -24,7 +24,6 @@ func TestForeignGoroutinesAreIgnored(t *testing.T) {
 	m := &synthetic{}
 	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
 	withEngine(t, e)
-	before := ignored.Load()
 
 	var ran sync.WaitGroup
 	var foreign sync.WaitGroup
@@ -56,7 +55,7 @@ func TestForeignGoroutinesAreIgnored(t *testing.T) {
 	if p.Spawns != 200 || p.Syncs != 200 || p.Work != 1000 {
 		t.Errorf("spawns %d, syncs %d, work %d; want 200, 200, 1000 from the profiled goroutine alone", p.Spawns, p.Syncs, p.Work)
 	}
-	if got := ignored.Load() - before; got < 4*200*4 {
+	if got := e.notProf.events[whyOther].Load(); got < 4*200*4 {
 		t.Errorf("%d events ignored, want at least %d", got, 4*200*4)
 	}
 }
@@ -67,45 +66,15 @@ func TestUnmatchedEndsAreIgnored(t *testing.T) {
 	m := &synthetic{}
 	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
 	withEngine(t, e)
-	before := unmatched.Load()
 	CallEnd()
 	SpawnEnd(nil)
 	SpawnBegin(0)
 	CallEnd() // the spawned child's root frame is no call
 	SpawnEnd(nil)
-	if got := unmatched.Load() - before; got != 3 {
+	if got := e.notProf.events[whyUnmatched].Load(); got != 3 {
 		t.Errorf("%d unmatched ends counted, want 3", got)
 	}
 	if p := e.Stop(); p.Spawns != 1 {
 		t.Errorf("spawns %d, want 1", p.Spawns)
-	}
-}
-
-// TestTestBinaryHandsOverAtTheRoot: in a test binary each test runs on a
-// goroutine of its own; the next one takes the engine over at the root.
-func TestTestBinaryHandsOverAtTheRoot(t *testing.T) {
-	if !goroutineCheck {
-		t.Skip("no goroutine identity on this architecture")
-	}
-	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
-	e.transfer = true
-	withEngine(t, e)
-	for i := 0; i < 3; i++ {
-		done := make(chan struct{})
-		go func() { // one "test"
-			defer close(done)
-			m.now += 5
-			Call(1, func() { m.now += 7 })
-		}()
-		<-done
-	}
-	p := e.Stop()
-	var calls int64
-	for _, c := range p.Contexts {
-		calls += c.OnWork.Local.Count
-	}
-	if p.Work != 36 || calls != 4 { // 3 calls and the root
-		t.Errorf("work %d, invocations %d; want 36 and 3 calls plus the root", p.Work, calls)
 	}
 }

@@ -8,3 +8,6 @@ func getg() uintptr { return 0 }
 
 // goroutineCheck reports whether getg identifies goroutines here.
 const goroutineCheck = false
+
+// gdepth returns no goroutine and no depth (depth.go).
+func gdepth() (gp, depth uintptr) { return 0, noDepth }

@@ -188,3 +188,37 @@ func BenchmarkCallAPI(b *testing.B) {
 		CallEnd()
 	}
 }
+
+// BenchmarkSpawnSyncAPI is BenchmarkSpawnSync through the entry points that
+// rewritten code calls: Spawn and Join, each measuring its caller's depth
+// (depth.go) and checking the goroutine (gate.go).
+func BenchmarkSpawnSyncAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	obj := unsafe.Pointer(new(wgStub))
+	f := func() {}
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		Spawn(0, obj, f)
+		Join(obj)
+	}
+}
+
+// BenchmarkEnterLeaveAPI is an instrumented call in an expression, as the
+// rewriter writes most calls: Leave(Enter(site), f()).
+func BenchmarkEnterLeaveAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	x := 0
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		x = Leave(Enter(1), x+1)
+	}
+	benchSink = x
+}
+
+var benchSink int

@@ -133,7 +133,7 @@ func (r *prun) exec(c *pcursor, f int, param *joinObj, depth int) {
 		case opDone:
 			r.ordered(c, func() {
 				if r.play {
-					r.e.parDone(obj)
+					r.e.parDone(obj, noDepth)
 				} else {
 					r.o.Done(obj)
 				}
@@ -142,7 +142,7 @@ func (r *prun) exec(c *pcursor, f int, param *joinObj, depth int) {
 		case opWait:
 			r.ordered(c, func() {
 				if r.play {
-					r.e.parWait(obj, r.e.beforeWait())
+					r.e.parWait(obj, r.e.beforeWait(), noDepth)
 				} else {
 					r.o.Wait(obj)
 				}
@@ -164,14 +164,14 @@ func (r *prun) exec(c *pcursor, f int, param *joinObj, depth int) {
 		site, kind, callee, pass := SiteID(o.site), o.kind, o.callee, locals[o.pass]
 		if kind == opCall {
 			if r.play {
-				r.e.parCallBegin(site)
+				r.e.parCallBegin(site, noDepth)
 			} else {
 				r.o.CallBegin(site)
 			}
 			r.exec(c, callee, pass, depth+1)
 			r.ordered(c, func() {
 				if r.play {
-					r.e.parCallEnd()
+					r.e.parCallEnd(noDepth)
 				} else {
 					r.o.CallEnd()
 				}
@@ -190,7 +190,7 @@ func (r *prun) exec(c *pcursor, f int, param *joinObj, depth int) {
 		}
 		cc := &pcursor{t: r.tasks[c.t.children[c.child]]}
 		c.child++
-		g, _ := r.e.parSpawn(site, true)
+		g, _ := r.e.parSpawn(site, true, noDepth)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -220,7 +220,7 @@ func (r *prun) childEnd(c *pcursor, kind opKind, obj unsafe.Pointer, g *gstate) 
 	case opSpawnDone:
 		r.ordered(c, func() {
 			if r.play {
-				r.e.parDone(obj)
+				r.e.parDone(obj, noDepth)
 			} else {
 				r.o.Done(obj)
 			}

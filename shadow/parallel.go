@@ -33,9 +33,6 @@ import (
 // (more runnable goroutines than GOMAXPROCS, the garbage collector's
 // assists): the clock measures the goroutine's wall time between events.
 
-// openFailed counts goroutines that could not open a counter of their own.
-var openFailed atomic.Int64
-
 // parallel is the engine's parallel accounting: on says it is in force, and
 // then mu guards all of the engine, and byG finds each goroutine's state.
 type parallel struct {
@@ -54,7 +51,9 @@ func (e *Engine) enablePar() {
 	if e.par.byG == nil {
 		e.par.byG = make(map[uintptr]*gstate)
 	}
-	e.par.byG[e.root.g] = e.root
+	if e.root.g != 0 {
+		e.par.byG[e.root.g] = e.root
+	}
 	e.par.every = e.par.every || e.cfg.Mode == "parallel"
 	e.par.on.Store(true)
 	e.par.mu.Unlock()
@@ -78,25 +77,31 @@ func (e *Engine) read() uint64 {
 	return e.m.Read()
 }
 
-// lock takes the engine for the calling goroutine's event, ending its
-// current strand at now (from read), and returns its state, or nil (and
-// no lock held) if the goroutine has none or the run is over.
-func (e *Engine) lock(now uint64) *gstate {
+// lock takes the engine for the calling goroutine's event at site (-1:
+// none), ending its current strand at now (from read), and returns its
+// state, or nil (and no lock held) if the goroutine has none (gate.go) or
+// the run is over.
+func (e *Engine) lock(now uint64, site SiteID) *gstate {
 	g := getg()
 	e.par.mu.Lock()
 	st := e.par.byG[g]
-	if st == nil && e.transfer && e.par.live == 0 && len(e.root.frames) == 1 && len(e.root.tasks) == 1 {
-		// A test binary's next test takes the engine over at its root.
-		delete(e.par.byG, e.root.g)
-		e.root.g, e.owner = g, g
-		e.par.byG[g] = e.root
-		st = e.root
-		handOver()
-		e.rebind()
+	if st == nil && g == e.home && e.owner.Load() == 0 && !e.stopped {
+		// The goroutine that started the run takes the engine back
+		// after the tests (hold.go), and starts a strand there.
+		e.par.mu.Unlock()
+		e.retakeHome()
+		e.par.mu.Lock()
+		if st = e.par.byG[g]; st != nil {
+			now = st.last
+		}
 	}
 	if st == nil || e.stopped {
 		e.par.mu.Unlock()
-		ignored.Add(1)
+		if e.stopped {
+			e.note(whyStopped, g, site)
+		} else {
+			e.note(whyOther, g, site)
+		}
 		return nil
 	}
 	e.gstate = st
@@ -113,26 +118,31 @@ func (e *Engine) unlock(st *gstate) {
 	st.last = st.m.Read()
 }
 
-func (e *Engine) parCallBegin(site SiteID) {
-	if st := e.lock(e.read()); st != nil {
-		e.push(site)
+// The par methods take the events of the calling goroutine, whose function
+// runs at depth d (depth.go), in parallel accounting.
+
+func (e *Engine) parCallBegin(site SiteID, d uintptr) {
+	if st := e.lock(e.read(), site); st != nil {
+		e.unwindTo(d)
+		e.push(site, d)
 		e.unlock(st)
 	}
 }
 
-func (e *Engine) parCallEnd() {
-	if st := e.lock(e.read()); st != nil {
-		if len(e.frames)-1 > e.tasks[len(e.tasks)-1].base {
+func (e *Engine) parCallEnd(d uintptr) {
+	if st := e.lock(e.read(), -1); st != nil {
+		if e.endsCall(d) {
 			e.callEnd()
 		} else {
-			unmatched.Add(1)
+			e.note(whyUnmatched, 0, -1)
 		}
 		e.unlock(st)
 	}
 }
 
-func (e *Engine) parDone(obj unsafe.Pointer) {
-	if st := e.lock(e.read()); st != nil {
+func (e *Engine) parDone(obj unsafe.Pointer, d uintptr) {
+	if st := e.lock(e.read(), -1); st != nil {
+		e.unwindTo(d)
 		e.done(obj)
 		e.unlock(st)
 	}
@@ -153,19 +163,12 @@ func (e *Engine) beforeWait() uint64 {
 	return now
 }
 
-func (e *Engine) parWait(obj unsafe.Pointer, before uint64) {
-	g := getg()
-	e.par.mu.Lock()
-	st := e.par.byG[g]
-	if st == nil || e.stopped {
-		e.par.mu.Unlock()
-		ignored.Add(1)
-		return
+func (e *Engine) parWait(obj unsafe.Pointer, before uint64, d uintptr) {
+	if st := e.lock(before, -1); st != nil {
+		e.unwindTo(d)
+		e.wait(obj)
+		e.unlock(st)
 	}
-	e.gstate = st
-	e.tickAt(before)
-	e.wait(obj)
-	e.unlock(st)
 }
 
 // parSpawn takes a spawn at site: for a child that runs for real it returns
@@ -173,30 +176,31 @@ func (e *Engine) parWait(obj unsafe.Pointer, before uint64) {
 // runs inline it returns nil and inline true, and the caller runs the child
 // and calls parSpawnEnd. With neither, the caller is no profiled goroutine
 // and does what the program did.
-func (e *Engine) parSpawn(site SiteID, real bool) (c *gstate, inline bool) {
-	st := e.lock(e.read())
+func (e *Engine) parSpawn(site SiteID, real bool, d uintptr) (c *gstate, inline bool) {
+	st := e.lock(e.read(), site)
 	if st == nil {
 		return nil, false
 	}
 	if int(site) >= len(e.goSite) {
 		e.growSites()
 	}
+	e.unwindTo(d)
 	if real || e.par.every || e.goSite[site] {
 		c = e.spawnG(site)
 	} else {
-		e.spawnBegin(site)
+		e.spawnBegin(site, d)
 	}
 	e.unlock(st)
 	return c, c == nil
 }
 
 // parSpawnEnd ends a child that ran inline.
-func (e *Engine) parSpawnEnd(obj unsafe.Pointer) {
-	if st := e.lock(e.read()); st != nil {
-		if len(e.tasks) > 1 && len(e.frames)-1 == e.tasks[len(e.tasks)-1].base {
+func (e *Engine) parSpawnEnd(obj unsafe.Pointer, d uintptr) {
+	if st := e.lock(e.read(), -1); st != nil {
+		if e.endsSpawn(d) {
 			e.spawnEnd(obj)
 		} else {
-			unmatched.Add(1)
+			e.note(whyUnmatched, 0, -1)
 		}
 		e.unlock(st)
 	}
@@ -231,37 +235,10 @@ func (e *Engine) spawnG(site SiteID) *gstate {
 	c.tasks = append(c.tasks[:0], task{t: pt.t, tb: pt.tb, path: e.pp.share(&pt.path), base: 1, fork: fork})
 	pt.tb += e.cfg.Burden // the continuation edge carries the burden
 	e.gstate = c
-	e.push(site)
+	e.push(site, noDepth) // on another goroutine's stack: never unwound by depth
 	e.gstate = p
 	e.par.live++
 	return c
-}
-
-// rebind gives the root state a measure of the calling goroutine's thread
-// when the measure counts per thread. In a test binary the engine moves
-// from test goroutine to test goroutine (gate.go), and a measure opened on
-// the first one's thread would go on counting that thread: the new owner
-// keeps its thread for the rest of its life and opens a measure of its own.
-// The time between the last event of the old owner and the first of the
-// new (the testing package starting the next test) is no strand's.
-func (e *Engine) rebind() {
-	e.moved = true
-	if !e.cfg.PerThread || e.cfg.Open == nil {
-		return
-	}
-	runtime.LockOSThread()
-	m, closeM, err := e.cfg.Open()
-	if err != nil {
-		runtime.UnlockOSThread()
-		openFailed.Add(1)
-		return
-	}
-	pinned = pinThread(pinned) // every test's strands on one CPU
-	if e.root.close != nil {
-		e.root.close()
-	}
-	e.root.m, e.root.close = m, closeM
-	e.root.last = m.Read()
 }
 
 // startG runs first on a goroutine spawned with state c.
@@ -276,7 +253,7 @@ func (e *Engine) startG(c *gstate) {
 			// Out of file descriptors, say: its strands read the shared
 			// counter, which is wrong, and Stop says how often.
 			runtime.UnlockOSThread()
-			openFailed.Add(1)
+			e.notProf.counterFailed.Add(1)
 		}
 	}
 	g := getg()
@@ -332,12 +309,13 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 // parSpawnInline takes a spawn whose child runs inline whatever the mode
 // (the last function of parlib.Do, hand-written SpawnBegin), reporting
 // whether the caller is a profiled goroutine.
-func (e *Engine) parSpawnInline(site SiteID) bool {
-	st := e.lock(e.read())
+func (e *Engine) parSpawnInline(site SiteID, d uintptr) bool {
+	st := e.lock(e.read(), site)
 	if st == nil {
 		return false
 	}
-	e.spawnBegin(site)
+	e.unwindTo(d)
+	e.spawnBegin(site, d)
 	e.unlock(st)
 	return true
 }

@@ -8,10 +8,19 @@ import (
 )
 
 // Stop ends the run: invocations still open end now (so a run cut short by
-// a panic still yields the profile of what ran), and the profile is built.
+// a panic, the watchdog, a signal or os.Exit still yields the profile of
+// what ran), and the profile is built.
 //
 // In parallel accounting, goroutines still running end at their last event:
 // what they do after it is not measured. Events after Stop are ignored.
+//
+// A run that ends early leaves children that never returned: an inline
+// child blocked in a deadlock the watchdog stopped, a goroutine still
+// running. Each ends where it is and joins the task that spawned it, as a
+// sync at the end of the run would (closeAll, joinAtStop), and its work is
+// credited to the invocations open around its spawn: the invocations that
+// enclose a child then hold its work and its span, so that none reads a
+// span above its work or below a child's.
 func (e *Engine) Stop() *spanprofile.Profile {
 	if e.par.on.Load() {
 		e.par.mu.Lock()
@@ -19,14 +28,28 @@ func (e *Engine) Stop() *spanprofile.Profile {
 	}
 	if !e.stopped {
 		e.stopped = true
-		for _, st := range e.allG {
-			if st != e.root && len(st.tasks) > 0 {
+		e.gstate = e.root
+		if g := getg(); g == e.owner.Load() || !e.cfg.PerThread && e.owner.Load() != 0 {
+			e.tick()
+		} else {
+			// The holder is another goroutine, or no one: a measure
+			// per thread cannot be read from this one (it would read
+			// this thread's time, out of order with the holder's), and
+			// the time since no one's last event is no one's strand.
+			// The run ends at the holder's last event.
+			e.tickAt(e.root.last)
+		}
+		// The goroutines still running end at their last event, children
+		// before their parents (a state is made after the state that
+		// spawned it), and join them.
+		for i := len(e.allG) - 1; i >= 1; i-- {
+			if st := e.allG[i]; st != e.root && len(st.tasks) > 0 && !st.dead {
 				e.gstate = st
 				e.closeAll()
+				e.joinAtStop(st)
 			}
 		}
 		e.gstate = e.root
-		e.tick()
 		e.closeAll()
 		tk := &e.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
@@ -36,9 +59,15 @@ func (e *Engine) Stop() *spanprofile.Profile {
 	return e.profile()
 }
 
+// stopJoin is the join object of the implicit joins at the end of a run.
+var stopJoin byte
+
 // closeAll ends every invocation and inline child open in the current
-// goroutine, and the goroutine itself unless it is the root.
+// goroutine, and the goroutine itself unless it is the root. An inline
+// child still open ran in place of its parent's continuation (the serial
+// elision), which was waiting for it to return: it joins its parent.
 func (e *Engine) closeAll() {
+	obj := unsafe.Pointer(&stopJoin)
 	for len(e.tasks) > 0 {
 		tk := &e.tasks[len(e.tasks)-1]
 		for len(e.frames)-1 > tk.base {
@@ -47,8 +76,34 @@ func (e *Engine) closeAll() {
 		if tk.base == 0 {
 			return // the root task has no site frame
 		}
-		e.spawnEnd(nil)
+		if len(e.tasks) == 1 {
+			e.spawnEnd(obj) // a goroutine's own task: joinAtStop joins it
+			return
+		}
+		e.spawnEnd(obj)
+		e.join(obj)
 	}
+}
+
+// joinAtStop joins goroutine st, just closed (its value signalled
+// stopJoin), to the nearest ancestor state still open, and credits its work
+// to the invocations open there around its spawn (credit).
+func (e *Engine) joinAtStop(st *gstate) {
+	e.credit(st, e.ended)
+	st.dead = true
+	p := st.parent
+	for p != nil && p.dead {
+		p = p.parent
+	}
+	if p == nil || len(p.tasks) == 0 {
+		if acc, ok := e.joins.take(unsafe.Pointer(&stopJoin)); ok {
+			e.pp.init(&acc.path)
+			e.rp.release(acc.chain)
+		}
+		return
+	}
+	e.gstate = p
+	e.join(unsafe.Pointer(&stopJoin))
 }
 
 func (e *Engine) profile() *spanprofile.Profile {
@@ -88,6 +143,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 		})
 	}
 	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
+	p.NotProfiled = e.notProfiledRecords()
 	return p
 }
 

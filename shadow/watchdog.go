@@ -11,21 +11,9 @@ import (
 	"time"
 )
 
-// testRun is set by TestOutput: the engine is handed from test to test.
-var testRun atomic.Bool
-
-// watched is the number of the goroutine the watchdog watches: the one that
-// started the run, and in a test binary each test's goroutine as it takes
-// the engine over (handOver).
+// watched is the number of the goroutine the watchdog watches: the one
+// that holds the engine (hold.go's setHolder moves it from test to test).
 var watched atomic.Pointer[string]
-
-// handOver makes the watchdog watch the calling goroutine, which has just
-// taken the engine over. It runs once per test, not per event.
-func handOver() {
-	if id := goroutineID(); id != "" {
-		watched.Store(&id)
-	}
-}
 
 // A profiled run must not hang where the program would not, nor where Go
 // would have stopped it. Two deadlocks need the watchdog:

@@ -64,22 +64,23 @@ const headerPrefix = "# spanprof.v1 "
 // header is the JSON of the spanprof.v1 comment. Its field names are part of
 // the file format: add fields, never rename them.
 type header struct {
-	Mode         string `json:"mode"`
-	Measure      string `json:"measure"`
-	Unit         string `json:"unit"`
-	Work         int64  `json:"work"`
-	Span         int64  `json:"span"`
-	BurdenedSpan int64  `json:"burdened_span"`
-	Burden       int64  `json:"burden"`
-	Spawns       int64  `json:"spawns"`
-	Syncs        int64  `json:"syncs"`
-	Overhead     int64  `json:"overhead"`
-	Subtracted   int64  `json:"subtracted"`
-	ShadowBytes  int64  `json:"shadow_bytes,omitempty"`
-	Procs        int64  `json:"procs,omitempty"`
-	Trust        *Trust `json:"trust,omitempty"`
-	Sites        []Site `json:"sites,omitempty"`
-	Ended        string `json:"ended,omitempty"`
+	Mode         string        `json:"mode"`
+	Measure      string        `json:"measure"`
+	Unit         string        `json:"unit"`
+	Work         int64         `json:"work"`
+	Span         int64         `json:"span"`
+	BurdenedSpan int64         `json:"burdened_span"`
+	Burden       int64         `json:"burden"`
+	Spawns       int64         `json:"spawns"`
+	Syncs        int64         `json:"syncs"`
+	Overhead     int64         `json:"overhead"`
+	Subtracted   int64         `json:"subtracted"`
+	ShadowBytes  int64         `json:"shadow_bytes,omitempty"`
+	Procs        int64         `json:"procs,omitempty"`
+	Trust        *Trust        `json:"trust,omitempty"`
+	Sites        []Site        `json:"sites,omitempty"`
+	Ended        string        `json:"ended,omitempty"`
+	NotProfiled  []NotProfiled `json:"not_profiled,omitempty"`
 }
 
 // sampleUnit returns the pprof unit of the profile's measure.
@@ -205,6 +206,7 @@ func (p *Profile) comments() []string {
 		Work: p.Work, Span: p.Span, BurdenedSpan: p.BurdenedSpan, Burden: p.Burden,
 		Spawns: p.Spawns, Syncs: p.Syncs, Overhead: p.Overhead, Subtracted: p.Subtracted,
 		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
+		NotProfiled: p.NotProfiled,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -338,7 +340,7 @@ func fromPprof(pp *profile.Profile) (*Profile, error) {
 		Work: h.Work, Span: h.Span, BurdenedSpan: h.BurdenedSpan, Burden: h.Burden,
 		Spawns: h.Spawns, Syncs: h.Syncs, Overhead: h.Overhead, Subtracted: h.Subtracted,
 		ShadowBytes: h.ShadowBytes, Procs: h.Procs, Trust: h.Trust, TimeNanos: pp.TimeNanos, DurationNanos: pp.DurationNanos,
-		Sites: h.Sites, Ended: h.Ended,
+		Sites: h.Sites, Ended: h.Ended, NotProfiled: h.NotProfiled,
 	}
 
 	want := p.sampleTypes()

@@ -34,6 +34,14 @@ func TestRoundTrip(t *testing.T) {
 	full := spanprofiletest.Profile()
 	full.ShadowBytes, full.Procs, full.TimeNanos, full.DurationNanos = 123456, 16, 1_700_000_000e9, 2e9
 	full.Ended = "signal SIGINT"
+	full.NotProfiled = []spanprofile.NotProfiled{
+		{Reason: spanprofile.NotProfiledOtherGoroutine, Events: 17, Goroutines: 2,
+			Creators: []spanprofile.Creator{{Where: "time.goFunc (sleep.go:215)", Goroutines: 2}},
+			Sites:    []spanprofile.SiteEvents{{Site: 3, Events: 9}}},
+		{Reason: spanprofile.NotProfiledUnmatchedEnd, Events: 1},
+		{Reason: spanprofile.NotProfiledUnwound, Events: 4},
+		{Reason: spanprofile.NotProfiledNoCounter, Goroutines: 5},
+	}
 	for name, p := range map[string]*spanprofile.Profile{
 		"quicksort": spanprofiletest.Profile(),
 		"full":      full,

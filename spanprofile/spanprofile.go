@@ -9,6 +9,11 @@
 // that everything `spanprof report` prints is recoverable from the file alone.
 package spanprofile
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Triple is one Cilkprof measurement of a set of invocations: how many, the
 // sum of their work and the sum of their spans.
 type Triple struct {
@@ -114,15 +119,119 @@ type Profile struct {
 	// Ended says how the run ended when it did not complete: "deadlock"
 	// (every goroutine asleep), "watchdog" (serial mode's inline run
 	// deadlocked), "signal SIGINT", "exit 3" (os.Exit with a nonzero
-	// status); "" or "completed" when it did. The profile then holds what
+	// status), "panic" (main panicked); "" or "completed" when it did. The profile then holds what
 	// ran until then.
 	Ended string `json:"ended,omitempty"`
 	// Trust says how far to trust the numbers; nil when unknown (a
 	// profile from an older spanprof, or built by hand).
 	Trust *Trust `json:"trust,omitempty"`
+	// NotProfiled is what the run saw but could not profile, by reason;
+	// empty when it profiled everything it saw.
+	NotProfiled []NotProfiled `json:"not_profiled,omitempty"`
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`
+}
+
+// The reasons of NotProfiled.
+const (
+	// NotProfiledOtherGoroutine: events from goroutines that did not hold
+	// the engine: goroutines the run did not start (a b.RunParallel body,
+	// a time.AfterFunc callback, another package's goroutines calling
+	// back, a goroutine an earlier test left running), and tests that ran
+	// while another test held it (-parallel above 1). They ran as
+	// written, unprofiled.
+	NotProfiledOtherGoroutine = "other-goroutine"
+	// NotProfiledUnmatchedEnd: returns whose start was not profiled (it
+	// came while the goroutine did not hold the engine) or was closed
+	// already; they were ignored.
+	NotProfiledUnmatchedEnd = "unmatched-end"
+	// NotProfiledUnwound: invocations that a panic or runtime.Goexit
+	// (t.Fatal) unwound before their end; they ended where the program
+	// went on, at its next event or at the end of its test. Events counts
+	// the invocations.
+	NotProfiledUnwound = "unwound"
+	// NotProfiledNoCounter: goroutines that could not open a counter of
+	// their own (out of file descriptors); their strands read another
+	// thread's counter and are wrong. Goroutines counts them.
+	NotProfiledNoCounter = "no-counter"
+	// NotProfiledAfterStop: events of goroutines still running after the
+	// profile was taken.
+	NotProfiledAfterStop = "after-stop"
+)
+
+// NotProfiled is one reason why some of what a run did was not profiled,
+// with how much of it there was and where it came from.
+type NotProfiled struct {
+	Reason string `json:"reason"` // one of the NotProfiled constants
+	Events int64  `json:"events,omitempty"`
+	// Goroutines is how many distinct goroutines made the events (at
+	// least), and Creators where they were created, most first.
+	Goroutines int64     `json:"goroutines,omitempty"`
+	Creators   []Creator `json:"creators,omitempty"`
+	// Sites are the sites whose begins were among the events, most first.
+	Sites []SiteEvents `json:"sites,omitempty"`
+}
+
+// Creator is where goroutines were created: the function of the go
+// statement, as runtime stacks name it, and its file and line.
+type Creator struct {
+	Where      string `json:"where"`
+	Goroutines int64  `json:"goroutines"`
+}
+
+// SiteEvents counts the events at one site (an index into Profile.Sites).
+type SiteEvents struct {
+	Site   int   `json:"site"`
+	Events int64 `json:"events"`
+}
+
+// Why says in a sentence what a reason means for the profile.
+func (n NotProfiled) Why() string {
+	switch n.Reason {
+	case NotProfiledOtherGoroutine:
+		return "events from goroutines that did not hold the profiler (goroutines the run did not start, such as b.RunParallel bodies, callbacks from other packages' goroutines or goroutines an earlier test left running, and tests run in parallel with the profiled one) ran unprofiled"
+	case NotProfiledUnmatchedEnd:
+		return "returns whose start was not profiled, or was closed already, were ignored"
+	case NotProfiledUnwound:
+		return "invocations that a panic or runtime.Goexit (t.Fatal) unwound were closed where the program went on"
+	case NotProfiledNoCounter:
+		return "goroutines could not open a counter of their own (raise the limit on open files, or use -measure cpu); their strands are wrong"
+	case NotProfiledAfterStop:
+		return "events of goroutines still running when the profile was taken were not profiled"
+	}
+	return n.Reason
+}
+
+// Summary says in one line how much was not profiled and why, with where
+// the goroutines came from.
+func (n NotProfiled) Summary() string {
+	var b strings.Builder
+	switch {
+	case n.Reason == NotProfiledUnwound:
+		fmt.Fprintf(&b, "%d invocation(s)", n.Events)
+	case n.Events > 0 && n.Goroutines > 0:
+		fmt.Fprintf(&b, "%d events from %d goroutines", n.Events, n.Goroutines)
+	case n.Events > 0:
+		fmt.Fprintf(&b, "%d events", n.Events)
+	default:
+		fmt.Fprintf(&b, "%d goroutines", n.Goroutines)
+	}
+	b.WriteString(": " + n.Why())
+	if len(n.Creators) > 0 {
+		b.WriteString("; created by ")
+		for i, c := range n.Creators {
+			if i == 3 {
+				fmt.Fprintf(&b, " and %d more", len(n.Creators)-3)
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.Where)
+		}
+	}
+	return b.String()
 }
 
 // Partial reports whether the run did not complete (see Ended).

@@ -81,7 +81,10 @@
 //     interface method, whose receiver or parameter types carry a channel,
 //     a sync.Cond, a WaitGroup, an errgroup.Group or a parlib join object
 //     (testing.T's methods other than Run and Parallel and package time are
-//     exempt). Other calls outside the package are assumed to return.
+//     exempt), and one outside the standard library passed a function value
+//     whose code is not known (conc's WaitGroup.Go spawns a literal that
+//     hands its function to its sibling package's panics.Catcher.Try).
+//     Other calls outside the package are assumed to return.
 //
 // time.Sleep and other finite waits do not prevent elision.
 package forkjoin

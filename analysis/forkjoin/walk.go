@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
 )
@@ -265,7 +266,42 @@ func (c *collector) unknownCall(call *ast.CallExpr, fn *types.Func) string {
 			return fmt.Sprintf("calls %s, which takes %s", name, what)
 		}
 	}
+	// A function value passed to code outside the standard library (a
+	// sibling package of the module, such as conc's panics.Catcher.Try,
+	// which its WaitGroup.Go spawns) may be called there, and its code is
+	// not visible here either.
+	if pkg := fn.Pkg(); pkg != nil && !isStd(pkg.Path()) {
+		for _, a := range call.Args {
+			if c.opaqueFunc(a) {
+				return fmt.Sprintf("passes function value %s to %s, whose code is not visible here", types.ExprString(a), name)
+			}
+		}
+	}
 	return ""
+}
+
+// isStd reports whether path is a standard library package's: its first
+// element has no dot.
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// opaqueFunc reports whether e is a function value whose code is not
+// visible: not a literal and not a function or method named directly.
+func (c *collector) opaqueFunc(e ast.Expr) bool {
+	if _, ok := c.info.TypeOf(e).Underlying().(*types.Signature); !ok {
+		return false
+	}
+	switch x := ast.Unparen(e).(type) {
+	case *ast.FuncLit:
+		return false
+	case *ast.Ident, *ast.SelectorExpr:
+		if _, ok := typeutil.Callee(c.info, &ast.CallExpr{Fun: x}).(*types.Func); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // isTimerChan reports whether e is time.After(d) or time.Tick(d): a receive

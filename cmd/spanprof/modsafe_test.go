@@ -320,9 +320,10 @@ func main() {
 	}
 }
 
-// TestRunInterrupted: SIGINT to spanprof run or test reaches the program,
-// which writes the profile of what ran (marked signal SIGINT) and dies of
-// it; spanprof removes its temporary directories and exits with 130.
+// TestRunInterrupted: SIGINT or SIGTERM to spanprof run or test reaches the
+// program, which writes the profile of what ran (marked signal SIGINT or
+// SIGTERM) and dies of it; spanprof removes its temporary directories (the
+// build's and the strand files') and exits with 130 or 143.
 func TestRunInterrupted(t *testing.T) {
 	needGo(t)
 	t.Parallel()
@@ -352,8 +353,19 @@ func loop() {
 		"t/t.go":      "package t\n\n" + imports + loop,
 		"t/t_test.go": "package t\n\nimport \"testing\"\n\nfunc TestLoop(t *testing.T) { loop() }\n",
 	})
-	for _, args := range [][]string{{"run", "."}, {"test", "./t", "--", "-v"}} {
-		t.Run(args[0], func(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		sig  syscall.Signal
+		name string
+		code int
+	}{
+		{[]string{"run", "."}, syscall.SIGINT, "SIGINT", 130},
+		{[]string{"test", "./t", "--", "-v"}, syscall.SIGINT, "SIGINT", 130},
+		{[]string{"run", "."}, syscall.SIGTERM, "SIGTERM", 143},
+		{[]string{"test", "./t", "--", "-v"}, syscall.SIGTERM, "SIGTERM", 143},
+	} {
+		args := c.args
+		t.Run(args[0]+"/"+c.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			out := filepath.Join(t.TempDir(), "p.pb.gz")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -388,20 +400,20 @@ func loop() {
 				t.Fatalf("the program never got ready\n%s", stderr.String())
 			}
 			time.Sleep(300 * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Process.Signal(c.sig)
 			cmd.Wait()
 			if ctx.Err() != nil {
-				t.Fatalf("spanprof %s hung after SIGINT\n%s", args[0], stderr.String())
+				t.Fatalf("spanprof %s hung after %s\n%s", args[0], c.name, stderr.String())
 			}
-			if code := cmd.ProcessState.ExitCode(); code != 130 {
-				t.Errorf("status %d, want 130\n%s", code, stderr.String())
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Errorf("status %d, want %d\n%s", code, c.code, stderr.String())
 			}
 			if p, err := spanprofile.ReadFile(out); err != nil {
 				t.Errorf("no profile: %v\n%s", err, stderr.String())
-			} else if p.Ended != "signal SIGINT" || p.Spawns == 0 {
-				t.Errorf("profile ended %q with %d spawns; want what ran, marked signal SIGINT", p.Ended, p.Spawns)
+			} else if p.Ended != "signal "+c.name || p.Spawns == 0 {
+				t.Errorf("profile ended %q with %d spawns; want what ran, marked signal %s", p.Ended, p.Spawns, c.name)
 			}
-			if left, _ := filepath.Glob(filepath.Join(tmp, "spanprof-build-*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(tmp, "spanprof-*")); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
 		})

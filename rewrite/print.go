@@ -106,6 +106,23 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 			last := a[len(a)-1].Decorations()
 			last.After = d.After
 			d.After = dst.NewLine
+			// Comments on lines of their own after s (the last statement
+			// of a block: an example's "// Output:" block, which must
+			// be the function's last comment) stay after what is
+			// inserted; a comment on s's own line stays with s. A line
+			// comment ends its line, so only the first entry can be on
+			// s's line.
+			keep := 0
+			if len(d.End) > 0 && d.End[0] != "\n" {
+				keep = 1
+			}
+			if moved := d.End[keep:]; len(moved) > 0 {
+				if moved[0] != "\n" {
+					last.End = append(last.End, "\n")
+				}
+				last.End = append(last.End, moved...)
+				d.End = d.End[:keep]
+			}
 			for _, x := range a {
 				x.Decorations().Before = dst.NewLine
 			}
@@ -333,12 +350,22 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 	blank := func(l int) bool { return l >= 1 && l <= len(lines) && strings.TrimSpace(lines[l-1]) == "" }
 	topComment := func(l int) bool { return l >= 1 && l <= len(lines) && strings.HasPrefix(lines[l-1], "//") }
 
-	// Where the count goes wrong, a directive must say the line's number.
+	// Where the count goes wrong, a directive must say the line's number;
+	// but a line comment inside a function gets none: the compiler reports
+	// no position of it, and a directive at column 1 above an indented
+	// comment that the function's closing brace follows makes gofmt take
+	// the two for a doc comment and move the directive to its end (an
+	// example's "// Output:" block after an inserted statement). The next
+	// line of code gets the directive instead.
+	indentedComment := func(l int) bool {
+		text := lines[l-1]
+		return text != "" && (text[0] == '\t' || text[0] == ' ') && strings.HasPrefix(strings.TrimSpace(text), "//")
+	}
 	type need struct{ line, orig int }
 	var needs []need
 	cur := 1 // the line number the compiler gives output line l
 	for l := 1; l <= len(lines); l++ {
-		if a, ok := anchors[l]; ok && a.orig != cur && !inside[l] {
+		if a, ok := anchors[l]; ok && a.orig != cur && !inside[l] && !indentedComment(l) {
 			needs = append(needs, need{l, a.orig})
 			cur = a.orig
 		}

@@ -143,13 +143,27 @@ func languageVersionKept(t *testing.T, goLine, header, want string) {
 // tests run in parallel, nothing is profiled. Before, the tests ran in
 // serial mode: a spawn whose wait the analyzer cannot see deadlocked inline
 // and the watchdog stopped the tests, and two parallel tests that meet each
-// other could never both run.
+// other could never both run. An example whose last statement is an
+// instrumented call statement keeps its "// Output:" block last (the CallEnd and a
+// //line directive went below it, and go test's vet refused to build:
+// conc's pool and stream tests), and the test runs under spanprof test too.
 func TestRewrittenTestsRunAsWritten(t *testing.T) {
 	needGo(t)
 	t.Parallel()
 	dir := module(t, map[string]string{
 		"q/q.go": chanPkg,
-		"m.go":   "package m\n\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n",
+		"m.go":   "package m\n\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n\nvar sink int\n\n//go:noinline\nfunc Twice(n int) int { return 2 * n }\n\n//go:noinline\nfunc Keep(n int) { sink = n }\n",
+		"example_test.go": `package m
+
+import "fmt"
+
+func ExampleTwice() {
+	fmt.Println(Twice(2))
+	Keep(3) // a call without results: CallBegin and CallEnd around it
+	// Output:
+	// 4
+}
+`,
 		"m_test.go": `package m
 
 import (
@@ -187,6 +201,9 @@ func TestPong(t *testing.T) {
 }
 `,
 	})
+	if code, stdout, stderr := spanprofIn(t, dir, offline, "test", "-count", "1", "-o", filepath.Join(t.TempDir(), "p.pb.gz"), ".", "--", "-run", "Example", "-v"); code != exitOK || !strings.Contains(stdout, "--- PASS: ExampleTwice") {
+		t.Errorf("spanprof test of the example: status %d\n%s\n%s", code, stdout, stderr)
+	}
 	if code, _, stderr := spanprofIn(t, dir, offline, "rewrite", "-w", "./..."); code != exitOK {
 		t.Fatalf("rewrite -w: status %d\n%s", code, stderr)
 	}

@@ -26,9 +26,10 @@ import (
 // module (the rewritten and generated files, the warnings and the counts),
 // keyed by everything that goes into it, so that a second run of an
 // unchanged module skips loading, type-checking, the compiler's inlining
-// report and the rewrite, which cost ten times what go test costs on a
-// large module. The key is computed from one "go list -deps" and "go env"
-// and the bytes of the local packages' files: a tenth of a load.
+// report and the rewrite, which cost more than go test itself on a large
+// module (esbuild: 8 s, against 4 s). The key is computed from one "go list
+// -deps" and "go env" and the bytes of the local packages' files: 0.3 s on
+// esbuild, a tenth of its load.
 //
 // An entry is one file, written to a temporary name and renamed, so that
 // concurrent spanprof processes see a whole entry or none; an entry that
@@ -55,7 +56,7 @@ type Cache struct {
 	Dir string
 	// ToolID identifies the spanprof that rewrites: a rewrite by another
 	// build of spanprof is never used. OpenCache sets it to a hash of the
-	// running executable and the runtime's source.
+	// running executable, which carries the runtime's source.
 	ToolID string
 }
 
@@ -124,7 +125,6 @@ func (k *CacheKey) String() string { return k.sum }
 type listed struct {
 	Dir      string
 	Standard bool
-	Files    []string `json:"-"`
 
 	GoFiles, CgoFiles, IgnoredGoFiles, TestGoFiles, XTestGoFiles []string
 	CFiles, CXXFiles, HFiles                                     []string

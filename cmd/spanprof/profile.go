@@ -229,10 +229,6 @@ var instrumentedCalls atomic.Int64
 // used: a test gives it another ToolID, as another spanprof would have.
 var testHookCache func(*rewrite.Cache)
 
-// rewriteLoads counts the loads of rewriteProgram, so that tests can tell a
-// rewrite taken from the cache.
-var rewriteLoads atomic.Int64
-
 // instrumented loads, rewrites and prepares the build of patterns, or takes
 // the rewrite from the cache (rewrite.Cache) unless fresh; extra is what
 // else the rewrite depends on (the profile names of test's TestMains).
@@ -291,7 +287,6 @@ func rewriteProgram(cfg rewrite.Config, patterns []string, fresh bool, extra []s
 			}
 		}
 	}
-	rewriteLoads.Add(1)
 	prog, err := rewrite.Load(cfg, patterns)
 	if err != nil {
 		return nil, nil, false, err

@@ -260,6 +260,124 @@ func TestCSV(t *testing.T) {
 	}
 }
 
+// TestCSVColumns checks every column of every CSV row against the
+// profile, by the column's name, not through a golden file (which -update
+// rewrites with whatever the code prints): a profile whose 18 numbers are
+// all different per row, so that two columns swapped, or a count, work and
+// span taken from the wrong triple, show; and the numeric columns are
+// named as the profile's pprof sample types.
+func TestCSVColumns(t *testing.T) {
+	t.Parallel()
+	// distinct gives the k-th site's measurements the numbers 100k+1 to
+	// 100k+18, in the order of the names below.
+	distinct := func(k int64) (onWork, onSpan spanprofile.Measurement) {
+		v := func(i int64) spanprofile.Triple {
+			return spanprofile.Triple{Count: 100*k + 3*i + 1, Work: 100*k + 3*i + 2, Span: 100*k + 3*i + 3}
+		}
+		return spanprofile.Measurement{TopCallSite: v(0), TopCaller: v(1), Local: v(2)},
+			spanprofile.Measurement{TopCallSite: v(3), TopCaller: v(4), Local: v(5)}
+	}
+	p := &spanprofile.Profile{
+		Mode: "serial", Measure: "clock", Unit: "nanoseconds", Work: 1000, Span: 500,
+		Sites: []spanprofile.Site{
+			{File: "a.go", Line: 3, Column: 7, Func: "main.f", Caller: "main.main", Kind: spanprofile.KindSpawn},
+			{File: "b.go", Line: 5, Func: "main.g", Caller: "main.f", Kind: spanprofile.KindCall},
+		},
+	}
+	for k, stack := range [][]int{nil, {0}, {0, 1}} {
+		w, s := distinct(int64(k))
+		p.Contexts = append(p.Contexts, spanprofile.Context{Stack: stack, OnWork: w, OnSpan: s})
+	}
+	for _, prof := range []*spanprofile.Profile{p, spanprofiletest.Profile()} {
+		records := rowsCSV(t, prof, report.Options{})
+		header := records[0]
+		if !slices.Equal(header[:5], []string{"site", "column", "func", "kind", "caller"}) {
+			t.Fatalf("the first columns are %v, want site, column, func, kind, caller", header[:5])
+		}
+		pp, err := prof.Pprof()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, st := range pp.SampleType {
+			types = append(types, st.Type)
+		}
+		numeric := header[5:]
+		if !slices.Equal(numeric, types[2:]) {
+			t.Errorf("the numeric columns are\n%v\nwant the profile's sample types after work and span\n%v", numeric, types[2:])
+		}
+		if len(numeric) != 18 {
+			t.Fatalf("%d numeric columns, want 18: %v", len(numeric), numeric)
+		}
+		rows := 0
+		bySite := map[string]spanprofile.SiteMeasurement{}
+		for _, m := range append(prof.BySite(), prof.Root()) {
+			name := "-"
+			if m.Site.File != "" {
+				name = m.Site.File + ":" + strconv.Itoa(m.Site.Line)
+			}
+			bySite[name+" "+strconv.Itoa(m.Site.Column)] = m // fib.go:8 has two sites
+		}
+		for _, r := range records[1:] {
+			m, ok := bySite[r[0]+" "+r[1]]
+			if !ok {
+				t.Errorf("row of an unknown site %q, column %s", r[0], r[1])
+				continue
+			}
+			rows++
+			if r[2] != m.Site.Func || r[3] != string(m.Site.Kind) || r[4] != m.Site.Caller {
+				t.Errorf("row %v: want func %s, kind %s, caller %s", r[:5], m.Site.Func, m.Site.Kind, m.Site.Caller)
+			}
+			for i, name := range numeric {
+				if got, want := r[5+i], strconv.FormatInt(csvValue(t, m, name), 10); got != want {
+					t.Errorf("%s, %s = %s, want %s", r[0], name, got, want)
+				}
+			}
+		}
+		if want := map[bool]int{true: 3, false: 8}[prof == p]; rows != want {
+			t.Errorf("%d rows, want %d (the executed sites and the root)", rows, want)
+		}
+	}
+}
+
+// csvValue picks the number that a CSV column named like a pprof sample
+// type (onwork_top_caller_span) holds.
+func csvValue(t *testing.T, m spanprofile.SiteMeasurement, name string) int64 {
+	t.Helper()
+	which, rest, _ := strings.Cut(name, "_")
+	var ms spanprofile.Measurement
+	switch which {
+	case "onwork":
+		ms = m.OnWork
+	case "onspan":
+		ms = m.OnSpan
+	default:
+		t.Fatalf("column %s: neither onwork nor onspan", name)
+	}
+	i := strings.LastIndex(rest, "_")
+	var tr spanprofile.Triple
+	switch rest[:i] {
+	case "top_call_site":
+		tr = ms.TopCallSite
+	case "top_caller":
+		tr = ms.TopCaller
+	case "local":
+		tr = ms.Local
+	default:
+		t.Fatalf("column %s: no such measurement", name)
+	}
+	switch rest[i+1:] {
+	case "count":
+		return tr.Count
+	case "work":
+		return tr.Work
+	case "span":
+		return tr.Span
+	}
+	t.Fatalf("column %s: no such value", name)
+	return 0
+}
+
 func TestSort(t *testing.T) {
 	t.Parallel()
 	p := spanprofiletest.Profile()

@@ -32,11 +32,17 @@ type manifest struct {
 // rewrite wrote, hex-encoded ("" in a manifest of an older spanprof, which
 // kept none). The original's bytes are in BackupDir/orig/Path (none if
 // Created), what the rewrite wrote in BackupDir/written/Path.
+//
+// Derived marks go.work.sum where there was none: the go command writes it
+// in the workspace of the go.work the rewrite wrote, with the checksums the
+// runtime's requirements add to the module's, and undo removes it with
+// go.work, whatever it holds.
 type backup struct {
 	Path    string      `json:"path"`
 	Mode    fs.FileMode `json:"mode"`
 	Created bool        `json:"created,omitempty"`
 	Written string      `json:"written_sha256,omitempty"`
+	Derived bool        `json:"derived,omitempty"`
 }
 
 func readManifest(root string) (*manifest, error) {
@@ -88,10 +94,15 @@ func hash(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// isModFile reports whether rel is go.mod, go.sum or go.work, which every
-// rewritten package of the module shares: they go back last, with the last
-// package, and never while a package is left as it is.
-func isModFile(rel string) bool { return rel == "go.mod" || rel == "go.sum" || rel == "go.work" }
+// isModFile reports whether rel is go.mod, go.sum, go.work or go.work.sum,
+// which every rewritten package of the module shares: they go back last,
+// with the last package, and never while a package is left as it is.
+func isModFile(rel string) bool {
+	return rel == "go.mod" || rel == "go.sum" || rel == "go.work" || rel == workSum
+}
+
+// workSum is the go.work.sum at the module root (see backup.Derived).
+const workSum = "go.work.sum"
 
 // WithRuntime adds what makes the rewritten code build with the plain go
 // command: a go.work at the module root that uses the module and the copy
@@ -203,8 +214,17 @@ func Write(root string, files []*File) error {
 	}
 	inFiles := func(rel string) bool { return slices.Contains(rels, rel) }
 	var rest, dropped []backup
+	if inFiles("go.work") && m.find(workSum) == nil {
+		if _, err := os.Stat(filepath.Join(root, workSum)); os.IsNotExist(err) {
+			rest = append(rest, backup{Path: workSum, Mode: 0o644, Created: true, Derived: true})
+		}
+	}
 	for _, b := range m.Files {
 		if inFiles(b.Path) {
+			continue
+		}
+		if b.Derived {
+			rest = append(rest, b) // absent until a go command writes it
 			continue
 		}
 		if original, err := isOriginal(root, b); err != nil {
@@ -483,6 +503,8 @@ func planUndo(root string, b backup) (undoPlan, error) {
 		switch {
 		case missing:
 			return undoPlan{action: undoNone}, nil
+		case b.Derived:
+			return undoPlan{action: undoRemove}, nil
 		case b.Written == "":
 			return undoPlan{why: whyNoRecord}, nil
 		case hash(cur) != b.Written:

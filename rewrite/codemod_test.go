@@ -499,3 +499,51 @@ func TestWriteDropsRestoredEntries(t *testing.T) {
 		t.Errorf("the backup of a/a.go is kept: %v", err)
 	}
 }
+
+// TestUndoRemovesTheGoWorkSum: the go command writes go.work.sum in the
+// workspace of the go.work that -w wrote (conc's tests added testify's
+// go.mod checksum, which the runtime's requirements need), and -undo left
+// it behind: the tree was not the original. It goes with go.work, whatever
+// the go command wrote in it, and not before the last package; a
+// go.work.sum that was there before the rewrite stays as it is.
+func TestUndoRemovesTheGoWorkSum(t *testing.T) {
+	t.Parallel()
+	for _, had := range []bool{false, true} {
+		dir := t.TempDir()
+		tree := map[string]string{"go.mod": "module m\n", "a/a.go": "package a\n", "b/b.go": "package b\n"}
+		if had {
+			tree["go.work.sum"] = "mine\n"
+		}
+		writeTree(t, dir, tree)
+		files := []*File{
+			{Path: filepath.Join(dir, "a/a.go"), Old: []byte("package a\n"), New: []byte("package a // rewritten\n")},
+			{Path: filepath.Join(dir, "b/b.go"), Old: []byte("package b\n"), New: []byte("package b // rewritten\n")},
+			{Path: filepath.Join(dir, "go.work"), New: []byte("go 1.26\n\nuse .\n")},
+		}
+		if err := Write(dir, files); err != nil {
+			t.Fatal(err)
+		}
+		sum := filepath.Join(dir, "go.work.sum")
+		writeString(t, sum, "example.com/x v1.0.0/go.mod h1:abc=\n") // as the go command does
+		if _, err := Undo(dir, func(d string) bool { return d == filepath.Join(dir, "a") }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(sum); err != nil {
+			t.Errorf("had %v: go.work.sum removed while package b is still rewritten", had)
+		}
+		res, err := Undo(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = os.Stat(sum)
+		switch {
+		case !had && err == nil:
+			t.Errorf("go.work.sum, written by the go command in the rewrite's workspace, is left after -undo (restored %v)", res.Restored)
+		case had && err != nil:
+			t.Errorf("the go.work.sum that was there before the rewrite is gone after -undo")
+		}
+		if _, err := os.Stat(filepath.Join(dir, BackupDir)); err == nil {
+			t.Errorf("had %v: %s is left after -undo", had, BackupDir)
+		}
+	}
+}

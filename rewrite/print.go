@@ -431,6 +431,26 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 		}
 		text := lines[l-1]
 		top := text != "" && text[0] != '\t' && text[0] != ' ' && text[0] != '}' && text[0] != ')' && text[0] != '\n'
+		if top && orig < 2 && topComment(l) && !inside[l] {
+			// A doc comment on the original's first line (the package's,
+			// below an added //go:build line) leaves no blank line above
+			// it to name. The directive goes at its end, in the form gofmt
+			// gives a doc comment's directives: after a "//" line unless
+			// the comment has directives already. The comment's own lines
+			// go unnumbered; the compiler reports none of them.
+			e, hasDirective := l, false
+			for e <= len(lines) && topComment(e) && !inside[e] {
+				hasDirective = hasDirective || isDirective(strings.TrimSpace(lines[e-1]))
+				e++
+			}
+			if e <= len(lines) && !blank(e) {
+				if !hasDirective {
+					at[e] = append(at[e], "//")
+				}
+				at[e] = append(at[e], directive(fr.lineName, orig+e-l))
+				continue
+			}
+		}
 		if !top || orig < 2 {
 			at[l] = append(at[l], directive(fr.lineName, orig))
 			continue
@@ -477,4 +497,27 @@ func preorder(f *ast.File) []ast.Node {
 		return true
 	})
 	return nodes
+}
+
+// isDirective reports whether the line comment c is a directive, as
+// go/printer tells them in a doc comment (which it moves to the comment's
+// end): //line, //extern, //export, and //word:word.
+func isDirective(c string) bool {
+	after, ok := strings.CutPrefix(c, "//")
+	if !ok {
+		return false
+	}
+	if strings.HasPrefix(after, "line ") || strings.HasPrefix(after, "extern ") || strings.HasPrefix(after, "export ") {
+		return true
+	}
+	colon := strings.Index(after, ":")
+	if colon <= 0 || colon+1 >= len(after) {
+		return false
+	}
+	for i := 0; i <= colon+1; i++ {
+		if b := after[i]; i != colon && !('a' <= b && b <= 'z' || '0' <= b && b <= '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -43,7 +43,9 @@ func contents(pp *profPool, p *prof) model {
 // TestProfAgainstModel runs random sequences of INIT, UPDATE, ASSIGN, UNION,
 // share and flush over a handful of profs, some sharing structure, and
 // checks every prof against a map after every operation; at the end nothing
-// may be left allocated.
+// may be left allocated. The updates include addSpan and addLocal, the hot
+// path's forms, which change an array or a pending update in place only
+// while no other prof shares it.
 func TestProfAgainstModel(t *testing.T) {
 	for seed := uint64(0); seed < 300; seed++ {
 		r := rand.New(rand.NewPCG(seed, 3))
@@ -58,7 +60,7 @@ func TestProfAgainstModel(t *testing.T) {
 		for step := 0; step < 400; step++ {
 			a, b := r.IntN(n), r.IntN(n)
 			var what string
-			switch r.IntN(10) {
+			switch r.IntN(12) {
 			case 0:
 				what = "init"
 				pp.init(&profs[a])
@@ -91,6 +93,16 @@ func TestProfAgainstModel(t *testing.T) {
 			case 4:
 				what = "flush"
 				pp.flush(&profs[a])
+			case 5:
+				what = "addSpan"
+				k, d := r.Int32N(keys), int64(1+r.IntN(9))
+				pp.addSpan(&profs[a], k, d)
+				models[a].add(k, spanprofile.Measurement{Local: spanprofile.Triple{Span: d}})
+			case 6:
+				what = "addLocal"
+				k, w := r.Int32N(keys), int64(1+r.IntN(9))
+				pp.addLocal(&profs[a], k, w)
+				models[a].add(k, spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: w}})
 			default:
 				what = "update"
 				k := r.Int32N(keys)

@@ -93,6 +93,16 @@
 //	-burden duration
 //		the scheduling cost charged to each spawn in the burdened span
 //		(default: calibrated on the machine that runs the program).
+//	-a
+//		rewrite the packages anew rather than take the rewrite from the
+//		cache (see below), and cache the new one.
+//
+// The rewrite of a module is cached by content, in spanprof/rewrite in the
+// user's cache directory (or $SPANPROF_CACHE): a run of the same spanprof on
+// the same files, go.mod, go.sum and go.work, go settings, packages and flags
+// builds without loading or rewriting anything. SPANPROF_CACHE=off turns the
+// cache off; removing the directory clears it. Entries unused for 5 days go,
+// and the oldest go past 1 GiB.
 //
 // An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
 // SPANPROF_BURDEN from its environment; spanprof run and test set them.
@@ -214,7 +224,9 @@
 // and the rewritten tree builds with the plain go command on any machine,
 // with go.work and .spanprof/runtime. Rewriting a package that is rewritten
 // already changes nothing; -undo PKGS restores those packages (go.work with
-// the package at the module root), and -undo alone restores everything.
+// the package at the module root), and -undo alone restores everything. A
+// go.work.sum that the go command wrote in that workspace, where there was
+// none, goes with go.work.
 //
 // -undo never destroys a change made after the rewrite. A file still as -w
 // wrote it gets its original back, byte for byte. In a file changed since,

@@ -65,7 +65,9 @@ var plainGo = []string{"GOPROXY=off", "GOFLAGS=", "GOWORK="}
 // A module below go1.18 cannot call the runtime's generic functions: the
 // rewrite adds go1.18 to the build constraint of each file it instruments
 // (folding a "// +build" line into it), and the program still means what
-// it meant.
+// it meant. A package doc comment on the file's first line, below the
+// added constraint, failed the rewrite ("formatting the rewritten file moved
+// its lines": gofmt moved the //line directive above it to its end).
 func TestLanguageVersionKept(t *testing.T) {
 	needGo(t)
 	t.Parallel()
@@ -74,6 +76,7 @@ func TestLanguageVersionKept(t *testing.T) {
 		{"1.22", "//go:build !nothing\n\n// Command loop.\n", "0 1 2"},
 		{"1.16", "// +build !nothing\n\n", "3 3 3"},
 		{"1.20", "// +build !nothing\n\n", "3 3 3"},
+		{"1.13", "// Command loop prints\n// what its closures saw.\n", "3 3 3"},
 	} {
 		t.Run("go"+c.goLine, func(t *testing.T) {
 			t.Parallel()
@@ -140,13 +143,27 @@ func languageVersionKept(t *testing.T, goLine, header, want string) {
 // tests run in parallel, nothing is profiled. Before, the tests ran in
 // serial mode: a spawn whose wait the analyzer cannot see deadlocked inline
 // and the watchdog stopped the tests, and two parallel tests that meet each
-// other could never both run.
+// other could never both run. An example whose last statement is an
+// instrumented call statement keeps its "// Output:" block last (the CallEnd and a
+// //line directive went below it, and go test's vet refused to build:
+// conc's pool and stream tests), and the test runs under spanprof test too.
 func TestRewrittenTestsRunAsWritten(t *testing.T) {
 	needGo(t)
 	t.Parallel()
 	dir := module(t, map[string]string{
 		"q/q.go": chanPkg,
-		"m.go":   "package m\n\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n",
+		"m.go":   "package m\n\nfunc Sum(n int) int {\n\ts := 0\n\tfor i := range n {\n\t\ts += i\n\t}\n\treturn s\n}\n\nvar sink int\n\n//go:noinline\nfunc Twice(n int) int { return 2 * n }\n\n//go:noinline\nfunc Keep(n int) { sink = n }\n",
+		"example_test.go": `package m
+
+import "fmt"
+
+func ExampleTwice() {
+	fmt.Println(Twice(2))
+	Keep(3) // a call without results: CallBegin and CallEnd around it
+	// Output:
+	// 4
+}
+`,
 		"m_test.go": `package m
 
 import (
@@ -184,6 +201,9 @@ func TestPong(t *testing.T) {
 }
 `,
 	})
+	if code, stdout, stderr := spanprofIn(t, dir, offline, "test", "-count", "1", "-o", filepath.Join(t.TempDir(), "p.pb.gz"), ".", "--", "-run", "Example", "-v"); code != exitOK || !strings.Contains(stdout, "--- PASS: ExampleTwice") {
+		t.Errorf("spanprof test of the example: status %d\n%s\n%s", code, stdout, stderr)
+	}
 	if code, _, stderr := spanprofIn(t, dir, offline, "rewrite", "-w", "./..."); code != exitOK {
 		t.Fatalf("rewrite -w: status %d\n%s", code, stderr)
 	}
@@ -317,9 +337,10 @@ func main() {
 	}
 }
 
-// TestRunInterrupted: SIGINT to spanprof run or test reaches the program,
-// which writes the profile of what ran (marked signal SIGINT) and dies of
-// it; spanprof removes its temporary directories and exits with 130.
+// TestRunInterrupted: SIGINT or SIGTERM to spanprof run or test reaches the
+// program, which writes the profile of what ran (marked signal SIGINT or
+// SIGTERM) and dies of it; spanprof removes its temporary directories (the
+// build's and the strand files') and exits with 130 or 143.
 func TestRunInterrupted(t *testing.T) {
 	needGo(t)
 	t.Parallel()
@@ -349,8 +370,19 @@ func loop() {
 		"t/t.go":      "package t\n\n" + imports + loop,
 		"t/t_test.go": "package t\n\nimport \"testing\"\n\nfunc TestLoop(t *testing.T) { loop() }\n",
 	})
-	for _, args := range [][]string{{"run", "."}, {"test", "./t", "--", "-v"}} {
-		t.Run(args[0], func(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		sig  syscall.Signal
+		name string
+		code int
+	}{
+		{[]string{"run", "."}, syscall.SIGINT, "SIGINT", 130},
+		{[]string{"test", "./t", "--", "-v"}, syscall.SIGINT, "SIGINT", 130},
+		{[]string{"run", "."}, syscall.SIGTERM, "SIGTERM", 143},
+		{[]string{"test", "./t", "--", "-v"}, syscall.SIGTERM, "SIGTERM", 143},
+	} {
+		args := c.args
+		t.Run(args[0]+"/"+c.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			out := filepath.Join(t.TempDir(), "p.pb.gz")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -385,20 +417,20 @@ func loop() {
 				t.Fatalf("the program never got ready\n%s", stderr.String())
 			}
 			time.Sleep(300 * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGINT)
+			cmd.Process.Signal(c.sig)
 			cmd.Wait()
 			if ctx.Err() != nil {
-				t.Fatalf("spanprof %s hung after SIGINT\n%s", args[0], stderr.String())
+				t.Fatalf("spanprof %s hung after %s\n%s", args[0], c.name, stderr.String())
 			}
-			if code := cmd.ProcessState.ExitCode(); code != 130 {
-				t.Errorf("status %d, want 130\n%s", code, stderr.String())
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Errorf("status %d, want %d\n%s", code, c.code, stderr.String())
 			}
 			if p, err := spanprofile.ReadFile(out); err != nil {
 				t.Errorf("no profile: %v\n%s", err, stderr.String())
-			} else if p.Ended != "signal SIGINT" || p.Spawns == 0 {
-				t.Errorf("profile ended %q with %d spawns; want what ran, marked signal SIGINT", p.Ended, p.Spawns)
+			} else if p.Ended != "signal "+c.name || p.Spawns == 0 {
+				t.Errorf("profile ended %q with %d spawns; want what ran, marked signal %s", p.Ended, p.Spawns, c.name)
 			}
-			if left, _ := filepath.Glob(filepath.Join(tmp, "spanprof-build-*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(tmp, "spanprof-*")); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
 		})

@@ -61,6 +61,16 @@ The flags of run, test and build are:
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on the machine that runs the program).
+	-a
+		rewrite the packages anew rather than take the rewrite from the
+		cache (see below), and cache the new one.
+
+The rewrite of a module is cached by content, in spanprof/rewrite in the
+user's cache directory (or $SPANPROF_CACHE): a run of the same spanprof on
+the same files, go.mod, go.sum and go.work, go settings, packages and flags
+builds without loading or rewriting anything. SPANPROF_CACHE=off turns the
+cache off; removing the directory clears it. Entries unused for 5 days go,
+and the oldest go past 1 GiB.
 
 An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
 SPANPROF_BURDEN from its environment; spanprof run and test set them.
@@ -165,6 +175,7 @@ type profFlags struct {
 	out, mode, measure string
 	burden             time.Duration
 	count              countFlag
+	fresh              bool // -a
 }
 
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
@@ -174,6 +185,7 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+"; clock in parallel mode)")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
+	fs.BoolVar(&f.fresh, "a", false, "rewrite the packages anew instead of taking the rewrite from the cache")
 	return f
 }
 
@@ -232,20 +244,16 @@ var testHookRewrite func(*rewrite.Result)
 // check that a refused command loaded nothing.
 var instrumentedCalls atomic.Int64
 
-// instrumented loads, rewrites and prepares the build of patterns.
-func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
+// testHookCache, when set by a test, sees the rewrite cache before it is
+// used: a test gives it another ToolID, as another spanprof would have.
+var testHookCache func(*rewrite.Cache)
+
+// instrumented loads, rewrites and prepares the build of patterns, or takes
+// the rewrite from the cache (rewrite.Cache) unless fresh; extra is what
+// else the rewrite depends on (the profile names of test's TestMains).
+func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, fresh bool, extra []string, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
 	instrumentedCalls.Add(1)
-	prog, err := rewrite.Load(cfg, patterns)
-	if err != nil {
-		return nil, nil, err
-	}
-	if prepare != nil {
-		prepare(prog)
-	}
-	if err := prog.Inline(); err != nil {
-		return nil, nil, err
-	}
-	res, err := prog.Rewrite()
+	prog, res, cached, err := rewriteProgram(cfg, patterns, fresh, extra, prepare)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,7 +263,11 @@ func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepa
 	for _, w := range res.Warnings {
 		errorf(stderr, "%s", w)
 	}
-	fmt.Fprintf(stderr, "spanprof: %s\n", res.Stats)
+	from := ""
+	if cached {
+		from = " (rewrite cached)"
+	}
+	fmt.Fprintf(stderr, "spanprof: %s%s\n", res.Stats, from)
 	if st := res.Stats; st.Spawns+st.SpawnsGoroutine+st.SpawnsNotProfiled == 0 {
 		// A program whose goroutines all start in a library (a worker
 		// pool, say) gets a profile with no parallelism in it: say why
@@ -270,6 +282,49 @@ func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, prepa
 		return nil, nil, err
 	}
 	return prog, b, nil
+}
+
+// rewriteProgram returns the rewrite of patterns: from the cache when it
+// holds one for these inputs and fresh is false, else loaded, rewritten
+// and stored in the cache. prepare sees the program before it is rewritten.
+func rewriteProgram(cfg rewrite.Config, patterns []string, fresh bool, extra []string, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Result, bool, error) {
+	cache := rewrite.OpenCache()
+	if cache != nil && testHookCache != nil {
+		testHookCache(cache)
+	}
+	var key *rewrite.CacheKey
+	if cache != nil {
+		// A key that cannot be computed (go list fails) leaves it to the
+		// load to say what is wrong.
+		if k, err := cache.Key(cfg, patterns, extra...); err == nil {
+			key = k
+			if prog, res, ok := cache.Get(k); ok && !fresh {
+				if prepare != nil {
+					prepare(prog)
+				}
+				return prog, res, true, nil
+			}
+		}
+	}
+	prog, err := rewrite.Load(cfg, patterns)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if prepare != nil {
+		prepare(prog)
+	}
+	if err := prog.Inline(); err != nil {
+		return nil, nil, false, err
+	}
+	res, err := prog.Rewrite()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if key != nil {
+		// Not stored, the next run rewrites again: nothing worse.
+		cache.Put(key, prog, res)
+	}
+	return prog, res, false, nil
 }
 
 // goCommand runs the go command with the build's flags in the working
@@ -353,7 +408,7 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	in := catchInterrupts()
 	defer in.stop()
-	prog, b, ok := instrumentMain(pkg, stderr)
+	prog, b, ok := instrumentMain(pkg, pf.fresh, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -458,8 +513,8 @@ func onePackage(c *command, pkgs []string, stderr io.Writer) (string, bool) {
 
 // instrumentMain rewrites the main package pkg and the packages of its
 // module it imports into an overlay, or reports why not.
-func instrumentMain(pkg string, stderr io.Writer) (*rewrite.Program, *rewrite.Build, bool) {
-	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, []string{pkg}, stderr, nil)
+func instrumentMain(pkg string, fresh bool, stderr io.Writer) (*rewrite.Program, *rewrite.Build, bool) {
+	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, []string{pkg}, stderr, fresh, nil, nil)
 	if err != nil {
 		errorf(stderr, "%v", err)
 		return nil, nil, false
@@ -519,7 +574,8 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	in := catchInterrupts()
 	defer in.stop()
 	outs := make(map[string]string) // package path → its profile
-	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, func(prog *rewrite.Program) {
+	// The profile names are written into the generated TestMains.
+	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, pf.fresh, []string{out}, func(prog *rewrite.Program) {
 		for _, r := range prog.Roots {
 			outs[r.PkgPath] = out
 			if len(prog.Roots) > 1 {
@@ -625,7 +681,7 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	in := catchInterrupts()
 	defer in.stop()
-	prog, b, ok := instrumentMain(pkg, stderr)
+	prog, b, ok := instrumentMain(pkg, pf.fresh, stderr)
 	if !ok {
 		return exitUsage
 	}

@@ -37,7 +37,21 @@ func TestMain(m *testing.M) {
 				}
 			}
 		}
+		if id := os.Getenv("SPANPROF_TEST_TOOLID"); id != "" {
+			testHookCache = func(c *rewrite.Cache) { c.ToolID = id }
+		}
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// The rewrites the tests make are cached where the user's are not.
+	if os.Getenv(rewrite.EnvCache) == "" {
+		dir, err := os.MkdirTemp("", "spanprof-cache-test-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(rewrite.EnvCache, dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -35,7 +35,9 @@ adds the runtime to the go.work there): go.mod and go.sum stay as they are,
 and the rewritten tree builds with the plain go command on any machine,
 with go.work and .spanprof/runtime. Rewriting a package that is rewritten
 already changes nothing; -undo PKGS restores those packages (go.work with
-the package at the module root), and -undo alone restores everything.
+the package at the module root), and -undo alone restores everything. A
+go.work.sum that the go command wrote in that workspace, where there was
+none, goes with go.work.
 
 -undo never destroys a change made after the rewrite. A file still as -w
 wrote it gets its original back, byte for byte. In a file changed since,

@@ -550,7 +550,7 @@ func buildInstrumented(pkg, bin string, stderr io.Writer, progress func(string, 
 	// is held back until the rewrite is known to have worked: when it has
 	// not, the reason is its last line.
 	var log bytes.Buffer
-	_, b, ok := instrumentMain(pkg, &log)
+	_, b, ok := instrumentMain(pkg, false, &log)
 	if !ok {
 		progress("no serial elision and no bounds: %s", strings.TrimPrefix(lastLine(log.String()), "spanprof: "))
 		return false

@@ -288,6 +288,10 @@ func TestCSVColumns(t *testing.T) {
 		w, s := distinct(int64(k))
 		p.Contexts = append(p.Contexts, spanprofile.Context{Stack: stack, OnWork: w, OnSpan: s})
 	}
+	// The added columns: events at a site that were not profiled, and how
+	// a run that did not complete ended.
+	p.Ended = "watchdog"
+	p.NotProfiled = []spanprofile.NotProfiled{{Reason: spanprofile.NotProfiledOtherGoroutine, Events: 9, Sites: []spanprofile.SiteEvents{{Site: 1, Events: 7}}}}
 	for _, prof := range []*spanprofile.Profile{p, spanprofiletest.Profile()} {
 		records := rowsCSV(t, prof, report.Options{})
 		header := records[0]
@@ -302,7 +306,10 @@ func TestCSVColumns(t *testing.T) {
 		for _, st := range pp.SampleType {
 			types = append(types, st.Type)
 		}
-		numeric := header[5:]
+		numeric, added := header[5:len(header)-2], header[len(header)-2:]
+		if !slices.Equal(added, []string{"not_profiled_events", "ended"}) {
+			t.Errorf("the last columns are %v, want not_profiled_events, ended", added)
+		}
 		if !slices.Equal(numeric, types[2:]) {
 			t.Errorf("the numeric columns are\n%v\nwant the profile's sample types after work and span\n%v", numeric, types[2:])
 		}
@@ -332,6 +339,16 @@ func TestCSVColumns(t *testing.T) {
 				if got, want := r[5+i], strconv.FormatInt(csvValue(t, m, name), 10); got != want {
 					t.Errorf("%s, %s = %s, want %s", r[0], name, got, want)
 				}
+			}
+			wantNP, wantEnded := "0", ""
+			if prof == p {
+				wantEnded = "watchdog"
+				if m.Index == 1 {
+					wantNP = "7"
+				}
+			}
+			if got := r[len(r)-2:]; got[0] != wantNP || got[1] != wantEnded {
+				t.Errorf("%s: not_profiled_events, ended = %v, want %s, %q", r[0], got, wantNP, wantEnded)
 			}
 		}
 		if want := map[bool]int{true: 3, false: 8}[prof == p]; rows != want {

@@ -42,8 +42,11 @@ func TestOverheadSubtracted(t *testing.T) {
 			call, callEnd, spawnEnd, wait := e.CallBegin, e.CallEnd, e.SpawnEnd, e.Wait
 			spawn := e.SpawnBegin
 			if mode == "parallel" {
-				call, callEnd, spawn, wait = e.parCallBegin, e.parCallEnd, func(s SiteID) { e.parSpawnInline(s) }, func(obj unsafe.Pointer) { e.parWait(obj, e.beforeWait()) }
-				spawnEnd = e.parSpawnEnd
+				call = func(s SiteID) { e.parCallBegin(s, noDepth) }
+				callEnd = func() { e.parCallEnd(noDepth) }
+				spawn = func(s SiteID) { e.parSpawnInline(s, noDepth) }
+				wait = func(obj unsafe.Pointer) { e.parWait(obj, e.beforeWait(), noDepth) }
+				spawnEnd = func(obj unsafe.Pointer) { e.parSpawnEnd(obj, noDepth) }
 			}
 			var fib func(n int)
 			fib = func(n int) {

@@ -25,7 +25,11 @@ import (
 // -count auto (the default) runs once, and again only while the profile
 // says the run was disturbed (trust figures: other processes' load, steal,
 // the critical path far above its sites' average): up to maxAutoRuns runs,
-// stopping when another run shortens the span by less than converged.
+// stopping when another run shortens neither the span nor the work by
+// converged or more. The span alone is not enough: a large subtree off the
+// critical path (fib's fib(n-1) half) can read 25% long in every run so far
+// while the span has settled, and the work and the top-caller ratios are
+// wrong until a run measures it undisturbed.
 
 const (
 	maxAutoRuns = 5
@@ -72,6 +76,7 @@ type runs struct {
 	dir   string // strand files
 	k     int    // the run under way, from 1
 	span  []int64
+	work  []int64
 }
 
 // newRuns makes the directory of the strand files, or returns nil when
@@ -109,10 +114,11 @@ func (r *runs) again(stderr io.Writer, profiles []*spanprofile.Profile) bool {
 	if r == nil || r.k >= r.count.max() || len(profiles) == 0 {
 		return false
 	}
-	var span int64
+	var span, work int64
 	var why string
 	for _, p := range profiles {
 		span += p.Span
+		work += p.Work
 		if p.Trust != nil && p.Trust.RunsNote != "" {
 			// The program is not deterministic: more runs merge nothing.
 			fmt.Fprintf(stderr, "spanprof: no further runs: %s\n", p.Trust.RunsNote)
@@ -122,12 +128,12 @@ func (r *runs) again(stderr io.Writer, profiles []*spanprofile.Profile) bool {
 			why = disturbed(p)
 		}
 	}
-	r.span = append(r.span, span)
+	r.span, r.work = append(r.span, span), append(r.work, work)
 	if r.count.n == 0 {
 		switch n := len(r.span); {
 		case n == 1 && why == "":
 			return false
-		case n >= 2 && float64(r.span[n-2]-r.span[n-1]) < converged*float64(r.span[n-2]):
+		case n >= 2 && settled(r.span[n-2], r.span[n-1]) && settled(r.work[n-2], r.work[n-1]):
 			return false
 		}
 		if len(r.span) == 1 {
@@ -138,6 +144,12 @@ func (r *runs) again(stderr io.Writer, profiles []*spanprofile.Profile) bool {
 		fmt.Fprintf(stderr, "spanprof: run %d of %d\n", r.k+1, r.count.n)
 	}
 	return true
+}
+
+// settled reports whether a run that took each strand's minimum changed a
+// total from before to after by less than converged.
+func settled(before, after int64) bool {
+	return float64(before-after) < converged*float64(before)
 }
 
 // disturbed says how the run of p was disturbed, or "" if it was not.

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"io"
+	"testing"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// TestAutoRunsUntilWorkSettles: -count auto runs again while either total
+// still shrinks by 3% or more. With the span settled after two runs but the
+// work still 20% down (a large subtree off the critical path measured
+// undisturbed at last), a third run is made; once both settle, no more.
+func TestAutoRunsUntilWorkSettles(t *testing.T) {
+	busy := &spanprofile.Trust{CPUs: 2, OtherCPU: 2e9}
+	prof := func(work, span int64) []*spanprofile.Profile {
+		return []*spanprofile.Profile{{Work: work, Span: span, DurationNanos: 1e9, Trust: busy}}
+	}
+	r := &runs{}
+	for _, c := range []struct {
+		work, span int64
+		more       bool
+	}{
+		{1000, 100, true}, // disturbed: run again
+		{800, 99, true},   // the span settled, the work did not
+		{790, 99, false},  // both settled
+	} {
+		r.k++
+		if got := r.again(io.Discard, prof(c.work, c.span)); got != c.more {
+			t.Fatalf("run %d (work %d, span %d): again = %v, want %v", r.k, c.work, c.span, got, c.more)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func (in *interrupts) run(cmd *exec.Cmd, group bool) error {
 	if group {
 		ownGroup(cmd)
 	}
+	dieWithSpanprof(cmd)
 	in.mu.Lock()
 	if in.got != nil {
 		in.mu.Unlock()

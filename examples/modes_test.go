@@ -34,18 +34,20 @@ import (
 // share. Otherwise they measure with the default, cpu, which excludes the
 // time other processes take from a profiled thread (go test ./... runs
 // other test binaries beside this one) but not the slowdown they cause
-// while it runs: then each mode runs three times at GOMAXPROCS=1,
+// while it runs: then each mode runs four times at GOMAXPROCS=1,
 // alternating, on one CPU (onOneCPU); serial mode merges its runs strand by
-// strand as -count does, parallel mode keeps its run of shortest span (it
+// strand as -count does, parallel mode keeps its run of least work (it
 // cannot merge: its strands differ from run to run); and the test allows
-// 30% for
-// work, 50% for span (a single path, more exposed to one slow strand) and
-// 0.15 for a share. (With the raw clock, the work ratios of 11 runs on a
-// busy 2-core VM ranged from 0.49 to 6.3.) The stencil's rows are long
-// enough that a strand is not mostly the cost of starting a goroutine on a
-// thread of its own, which parallel mode's per-thread measure counts and
-// serial mode has not (at 256 columns parallel mode read 17-40% more
-// work). Every site holding at least a
+// 30% for work, 50% for span (a single path, more exposed to one slow
+// strand) and 0.15 for a share. (With the raw clock, the work ratios of 11
+// runs on a busy 2-core VM ranged from 0.49 to 6.3.) The stencil's rows are
+// long enough that a strand is not mostly the cost of starting a goroutine
+// on a thread of its own, which parallel mode's per-thread measure counts
+// and serial mode has not (at 256 columns parallel mode read 17-40% more
+// work). Under make test beside two busy loops, parallel mode's quicksort
+// once read 38% more work than serial mode's in the least disturbed of
+// three runs: every goroutine's thread hand-off is the thread's own CPU
+// time, and costs more on a loaded machine. Every site holding at least a
 // tenth of the span in one mode must be among the top 10 of the other
 // (sameCriticalSites says why functions, not lines).
 //
@@ -58,7 +60,7 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and profiles examples")
 	}
-	measure, runs, tolWork, tolSpan, tolShare := perf.Default(), 3, 1.3, 1.5, 0.15
+	measure, runs, tolWork, tolSpan, tolShare := perf.Default(), 4, 1.3, 1.5, 0.15
 	runtime.LockOSThread()
 	if m, err := perf.Open(perf.Instructions); err == nil {
 		m.Close()
@@ -105,7 +107,7 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 					profiles[mode] = append(profiles[mode], p)
 				}
 			}
-			ser, par := profiles["serial"][runs-1], shortestSpan(profiles["parallel"])
+			ser, par := profiles["serial"][runs-1], leastWork(profiles["parallel"])
 			t.Logf("serial: work %d span %d; parallel: work %d span %d", ser.Work, ser.Span, par.Work, par.Span)
 			if r := float64(par.Work) / float64(ser.Work); r < 1/tolWork || r > tolWork {
 				t.Errorf("work: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Work, ser.Work, r, 100*(tolWork-1))
@@ -119,10 +121,10 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 	}
 }
 
-// shortestSpan returns the profile of shortest span: noise only ever adds
-// time, so it is the least disturbed run.
-func shortestSpan(ps []*spanprofile.Profile) *spanprofile.Profile {
-	return slices.MinFunc(ps, func(a, b *spanprofile.Profile) int { return cmp.Compare(a.Span, b.Span) })
+// leastWork returns the profile of least work: noise only ever adds time,
+// so it is the least disturbed run.
+func leastWork(ps []*spanprofile.Profile) *spanprofile.Profile {
+	return slices.MinFunc(ps, func(a, b *spanprofile.Profile) int { return cmp.Compare(a.Work, b.Work) })
 }
 
 // sameCriticalSites checks that every function holding a tenth of a's span

@@ -2,9 +2,11 @@ package shadow
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/spanprof/spanprof/parlib"
 	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
 )
@@ -222,3 +224,50 @@ func BenchmarkEnterLeaveAPI(b *testing.B) {
 }
 
 var benchSink int
+
+// BenchmarkGoAPI is a spawn as the rewriter writes a go statement whose
+// child signals a WaitGroup, with the wait that joins it, through the entry
+// points of generated code: Go, WaitGroupDone, WaitGroupWait.
+func BenchmarkGoAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() { WaitGroupDone(&wg) }
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		Go(0, f)
+		WaitGroupWait(&wg)
+	}
+}
+
+// BenchmarkWaitGroupGoAPI is wg.Go and wg.Wait as the rewriter writes them.
+func BenchmarkWaitGroupGoAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() {}
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		WaitGroupGo(0, &wg, f)
+		WaitGroupWait(&wg)
+	}
+}
+
+// BenchmarkParlibForAPI is a parlib.For of 64 iterations split down to one,
+// as the rewriter writes it: 63 spawns, 64 pieces, one sync, per op.
+func BenchmarkParlibForAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	body := func(int) {}
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		ParlibFor(0, parlib.For, 0, 64, 1, body)
+	}
+}

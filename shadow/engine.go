@@ -135,10 +135,11 @@ type value struct {
 // maximum into its join object, and a Wait takes the maximum back. See
 // doc.go for the definitions of every measurement.
 type Engine struct {
-	// gstate is the state of the goroutine whose event is being taken: the
+	// cur is the state of the goroutine whose event is being taken: the
 	// profiled goroutine's in serial mode, the caller's under the lock in
-	// parallel accounting.
-	*gstate
+	// parallel accounting. root is the state of the goroutine that holds
+	// the engine (hold.go).
+	cur  *gstate
 	root *gstate
 
 	cfg        Config
@@ -214,25 +215,26 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 	e.homeHold = &hold{g: e.home, m: cfg.Measure, id: goroutineID()}
 	e.hold = e.homeHold
 	e.root = &gstate{m: cfg.Measure, g: e.home}
-	e.gstate = e.root
+	e.cur = e.root
 	e.allG = append(e.allG, e.root)
 	e.joins.init()
 	e.growSites()
 	e.nextID = 1
-	e.tasks = append(e.tasks, task{base: 0})
-	e.frames = append(e.frames, frame{id: e.nextID, site: -1, conn: true})
+	e.root.tasks = append(e.root.tasks, task{base: 0})
+	e.root.frames = append(e.root.frames, frame{id: e.nextID, site: -1, conn: true})
 	e.nextID++
 	e.twoReads = cfg.MeasureName == "clock" || cfg.MeasureName == "cpu"
 	if cfg.Mode == "parallel" {
 		e.enablePar()
 	}
-	e.last = e.m.Read()
+	e.root.last = e.m.Read()
 	return e
 }
 
 // growSites sizes the per-site arrays to the table, which grows when a
 // package registers its sites after the run started (table doubling).
 func (e *Engine) growSites() {
+	st := e.cur
 	e.tab.mu.Lock()
 	e.fn = append(e.fn[:0], e.tab.fn...)
 	for len(e.goSite) < len(e.tab.sites) {
@@ -240,9 +242,9 @@ func (e *Engine) growSites() {
 	}
 	e.tab.mu.Unlock()
 	n := len(e.fn)
-	for len(e.active) < n {
-		e.active = append(e.active, 0)
-		e.foldCtx = append(e.foldCtx, 0)
+	for len(st.active) < n {
+		st.active = append(st.active, 0)
+		st.foldCtx = append(st.foldCtx, 0)
 	}
 	nf := 0
 	for _, f := range e.fn {
@@ -250,8 +252,8 @@ func (e *Engine) growSites() {
 			nf = int(f) + 1
 		}
 	}
-	for len(e.activeFn) < nf {
-		e.activeFn = append(e.activeFn, 0)
+	for len(st.activeFn) < nf {
+		st.activeFn = append(st.activeFn, 0)
 	}
 }
 
@@ -261,7 +263,7 @@ func (e *Engine) tick() {
 	if e.halting.Load() {
 		e.halted()
 	}
-	e.tickAt(e.gstate.m.Read())
+	e.tickAt(e.cur.m.Read())
 }
 
 // restart starts the next strand after an event, where the measure is
@@ -272,15 +274,17 @@ func (e *Engine) tick() {
 // read per event. Counters cost microseconds per read and count no cache
 // misses, so for them the calibration stays.
 func (e *Engine) restart() {
+	st := e.cur
 	if e.twoReads {
-		e.gstate.last = e.gstate.m.Read()
+		st.last = st.m.Read()
 	}
 }
 
 // tickAt is tick with the measure already read.
 func (e *Engine) tickAt(now uint64) {
-	raw := int64(now - e.last)
-	e.last = now
+	st := e.cur
+	raw := int64(now - st.last)
+	st.last = now
 	e.seq++
 	if e.merge != nil {
 		raw = e.mergeStrand(raw)
@@ -298,9 +302,10 @@ func (e *Engine) tickAt(now uint64) {
 }
 
 func (e *Engine) strand(d int64) {
+	st := e.cur
 	e.work += d
-	e.gstate.work += d
-	f := &e.frames[len(e.frames)-1]
+	st.work += d
+	f := &st.frames[len(st.frames)-1]
 	f.ownWork += d
 	f.o += d
 	f.mark = e.seq
@@ -308,7 +313,7 @@ func (e *Engine) strand(d int64) {
 		e.rp.release(f.rec)
 		f.rec = nil
 	}
-	tk := &e.tasks[len(e.tasks)-1]
+	tk := &st.tasks[len(st.tasks)-1]
 	tk.t += d
 	tk.tb += d
 	e.pp.addSpan(&tk.path, f.ctx, d)
@@ -317,44 +322,45 @@ func (e *Engine) strand(d int64) {
 // push starts an invocation of site in the current task, begun by a Go
 // function at depth d (noDepth: unknown).
 func (e *Engine) push(site SiteID, d uintptr) {
+	st := e.cur
 	s := int32(site)
-	if int(s) >= len(e.active) {
+	if int(s) >= len(st.active) {
 		e.growSites()
 	}
-	parent := &e.frames[len(e.frames)-1]
+	parent := &st.frames[len(st.frames)-1]
 	var ctx int32
 	switch {
-	case e.active[s] > 0:
-		ctx = e.foldCtx[s] // fold recursion: back to the outer invocation's context
+	case st.active[s] > 0:
+		ctx = st.foldCtx[s] // fold recursion: back to the outer invocation's context
 	case parent.lastSite == s+1:
 		ctx = parent.lastCtx
-		e.foldCtx[s] = ctx
+		st.foldCtx[s] = ctx
 	default:
 		ctx = e.cct.child(parent.ctx, s)
 		parent.lastSite, parent.lastCtx = s+1, ctx
-		e.foldCtx[s] = ctx
+		st.foldCtx[s] = ctx
 	}
 	fn := e.fn[s]
-	tk := &e.tasks[len(e.tasks)-1]
-	if len(e.frames) == cap(e.frames) {
-		e.frames = append(e.frames, frame{})[:len(e.frames)]
+	tk := &st.tasks[len(st.tasks)-1]
+	if len(st.frames) == cap(st.frames) {
+		st.frames = append(st.frames, frame{})[:len(st.frames)]
 	}
 	// Fill the new slot field by field: its pointer fields are already nil
 	// (pop clears them), so this costs no write barriers or bulk copy.
-	e.frames = e.frames[:len(e.frames)+1]
-	f := &e.frames[len(e.frames)-1]
+	st.frames = st.frames[:len(st.frames)+1]
+	f := &st.frames[len(st.frames)-1]
 	f.id, f.start, f.mark = e.nextID, e.seq, e.seq
 	f.site, f.ctx, f.fn = s, ctx, fn
-	f.topCS, f.topCaller = e.active[s] == 0, e.activeFn[fn] == 0
-	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, e.gstate.work, 0, 0, 0, true
+	f.topCS, f.topCaller = st.active[s] == 0, st.activeFn[fn] == 0
+	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, st.work, 0, 0, 0, true
 	f.lastSite = 0
 	f.issuer = d
 	if d == noDepth {
 		f.issuer = 0 // never found unwound
 	}
 	e.nextID++
-	e.active[s]++
-	e.activeFn[fn]++
+	st.active[s]++
+	st.activeFn[fn]++
 }
 
 // finish records a completed invocation: on the work profile always, and on
@@ -362,9 +368,10 @@ func (e *Engine) push(site SiteID, d uintptr) {
 // passes the work of goroutines credited to f on to the frame below, and
 // returns the invocation's work.
 func (e *Engine) finish(f *frame, tk *task) int64 {
-	work, span := e.gstate.work-f.w0+f.subWork, tk.t-f.t0
+	st := e.cur
+	work, span := st.work-f.w0+f.subWork, tk.t-f.t0
 	if f.subWork != 0 {
-		e.frames[len(e.frames)-2].subWork += f.subWork
+		st.frames[len(st.frames)-2].subWork += f.subWork
 	}
 	for int(f.ctx) >= len(e.onWork) {
 		e.onWork = append(e.onWork, spanprofile.Measurement{})
@@ -396,22 +403,23 @@ func (e *Engine) finish(f *frame, tk *task) int64 {
 		}
 		e.pp.updatePtr(&tk.path, f.ctx, &m)
 	}
-	e.active[f.site]--
-	e.activeFn[f.fn]--
+	st.active[f.site]--
+	st.activeFn[f.fn]--
 	return work
 }
 
 // pop removes the innermost frame and returns its up chain, which the caller
 // now owns.
 func (e *Engine) pop() (conn bool, up *record) {
-	n := len(e.frames) - 1
-	f := &e.frames[n]
+	st := e.cur
+	n := len(st.frames) - 1
+	f := &st.frames[n]
 	if f.rec != nil {
 		e.rp.release(f.rec)
 	}
 	conn, up = f.conn, f.up
 	f.up, f.rec = nil, nil
-	e.frames = e.frames[:n]
+	st.frames = st.frames[:n]
 	return conn, up
 }
 
@@ -419,7 +427,8 @@ func (e *Engine) pop() (conn bool, up *record) {
 // frame (callers retain what they keep). Records of a frame are rebuilt only
 // after its state changed, so a chain of calls pays O(1) amortized.
 func (e *Engine) recordOf(i int) *record {
-	f := &e.frames[i]
+	st := e.cur
+	f := &st.frames[i]
 	if f.rec != nil {
 		return f.rec
 	}
@@ -427,8 +436,8 @@ func (e *Engine) recordOf(i int) *record {
 	switch {
 	case !f.conn:
 		up = f.up
-	case i == e.tasks[len(e.tasks)-1].base:
-		up = e.tasks[len(e.tasks)-1].fork
+	case i == st.tasks[len(st.tasks)-1].base:
+		up = st.tasks[len(st.tasks)-1].fork
 	case i > 0:
 		up = e.recordOf(i - 1)
 	}
@@ -483,10 +492,11 @@ func (e *Engine) CallEnd() { e.callEndAt(noDepth) }
 // on top is not a call that function began (its begin was not profiled,
 // or is already closed), the end is unmatched and changes nothing.
 func (e *Engine) callEndAt(d uintptr) {
+	st := e.cur
 	e.tick()
 	e.unwindTo(d)
 	// endsCall, written out: this is every instrumented call's end.
-	if n := len(e.frames) - 1; n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
+	if n := len(st.frames) - 1; n > st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
 		e.callEnd()
 	} else {
 		e.note(whyUnmatched, 0, -1)
@@ -497,21 +507,23 @@ func (e *Engine) callEndAt(d uintptr) {
 // endsCall unwinds to depth d and reports whether the innermost frame is a
 // call that an end from depth d ends.
 func (e *Engine) endsCall(d uintptr) bool {
+	st := e.cur
 	e.unwindTo(d)
-	n := len(e.frames) - 1
-	return n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d)
+	n := len(st.frames) - 1
+	return n > st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d)
 }
 
 // endsSpawn is endsCall for the end of a spawned child.
 func (e *Engine) endsSpawn(d uintptr) bool {
+	st := e.cur
 	e.unwindTo(d)
-	n := len(e.frames) - 1
-	return len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d)
+	n := len(st.frames) - 1
+	return len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d)
 }
 
 // matches reports whether frame n was begun at depth d, as far as is known.
 func (e *Engine) matches(n int, d uintptr) bool {
-	is := e.frames[n].issuer
+	is := e.cur.frames[n].issuer
 	return is == d || is == 0 || d == noDepth
 }
 
@@ -520,7 +532,8 @@ func (e *Engine) matches(n int, d uintptr) bool {
 // function deeper than it, which must have returned for d to run. It is
 // the hot path's only cost for this: a load and a comparison.
 func (e *Engine) unwindTo(d uintptr) {
-	if e.frames[len(e.frames)-1].issuer > d {
+	st := e.cur
+	if st.frames[len(st.frames)-1].issuer > d {
 		e.unwind(d)
 	}
 }
@@ -533,9 +546,10 @@ func (e *Engine) unwindTo(d uintptr) {
 //
 //go:noinline
 func (e *Engine) unwind(d uintptr) {
+	st := e.cur
 	for {
-		n := len(e.frames) - 1
-		if n < e.floor || n == 0 || e.frames[n].issuer <= d {
+		n := len(st.frames) - 1
+		if n < st.floor || n == 0 || st.frames[n].issuer <= d {
 			return
 		}
 		e.closeTop()
@@ -545,7 +559,8 @@ func (e *Engine) unwind(d uintptr) {
 
 // closeTop ends the innermost frame, a call or an inline child.
 func (e *Engine) closeTop() {
-	if len(e.frames)-1 == e.tasks[len(e.tasks)-1].base {
+	st := e.cur
+	if len(st.frames)-1 == st.tasks[len(st.tasks)-1].base {
 		e.spawnEnd(nil)
 	} else {
 		e.callEnd()
@@ -553,13 +568,14 @@ func (e *Engine) closeTop() {
 }
 
 func (e *Engine) callEnd() {
-	tk := &e.tasks[len(e.tasks)-1]
-	e.finish(&e.frames[len(e.frames)-1], tk)
+	st := e.cur
+	tk := &st.tasks[len(st.tasks)-1]
+	e.finish(&st.frames[len(st.frames)-1], tk)
 	conn, up := e.pop()
 	if !conn {
 		// The longest path to here does not pass the callee's start, so
 		// it may not pass the caller's own strands before the call.
-		e.adopt(&e.frames[len(e.frames)-1], up)
+		e.adopt(&st.frames[len(st.frames)-1], up)
 	}
 	e.rp.release(up)
 }
@@ -576,12 +592,13 @@ func (e *Engine) spawnBeginAt(site SiteID, d uintptr) {
 }
 
 func (e *Engine) spawnBegin(site SiteID, d uintptr) {
+	st := e.cur
 	e.spawns++
-	pt := len(e.tasks) - 1
-	fork := e.rp.retain(e.recordOf(len(e.frames) - 1))
-	child := task{t: e.tasks[pt].t, tb: e.tasks[pt].tb, path: e.pp.share(&e.tasks[pt].path), base: len(e.frames), fork: fork}
-	e.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
-	e.tasks = append(e.tasks, child)
+	pt := len(st.tasks) - 1
+	fork := e.rp.retain(e.recordOf(len(st.frames) - 1))
+	child := task{t: st.tasks[pt].t, tb: st.tasks[pt].tb, path: e.pp.share(&st.tasks[pt].path), base: len(st.frames), fork: fork}
+	st.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
+	st.tasks = append(st.tasks, child)
 	e.push(site, d)
 }
 
@@ -590,10 +607,11 @@ func (e *Engine) spawnBegin(site SiteID, d uintptr) {
 func (e *Engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
 
 func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
+	st := e.cur
 	e.tick()
 	e.unwindTo(d)
 	// endsSpawn, written out: this is every spawn's end.
-	if n := len(e.frames) - 1; len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
+	if n := len(st.frames) - 1; len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
 		e.spawnEnd(obj)
 	} else {
 		e.note(whyUnmatched, 0, -1)
@@ -602,16 +620,17 @@ func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 }
 
 func (e *Engine) spawnEnd(obj unsafe.Pointer) {
-	n := len(e.frames) - 1
-	tk := &e.tasks[len(e.tasks)-1]
-	e.ended = e.finish(&e.frames[n], tk)
+	st := e.cur
+	n := len(st.frames) - 1
+	tk := &st.tasks[len(st.tasks)-1]
+	e.ended = e.finish(&st.frames[n], tk)
 	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n))}
 	tk.path = prof{}
 	_, up := e.pop()
 	e.rp.release(up)
 	e.rp.release(tk.fork)
 	*tk = task{}
-	e.tasks = e.tasks[:len(e.tasks)-1]
+	st.tasks = st.tasks[:len(st.tasks)-1]
 	e.offerSink(&v)
 	if obj != nil {
 		e.contribute(obj, v)
@@ -633,16 +652,17 @@ func (e *Engine) doneAt(obj unsafe.Pointer, d uintptr) {
 }
 
 func (e *Engine) done(obj unsafe.Pointer) {
-	tk := &e.tasks[len(e.tasks)-1]
-	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(e.frames) - 1))}
+	st := e.cur
+	tk := &st.tasks[len(st.tasks)-1]
+	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(st.frames) - 1))}
 	var sub int64
-	for i := len(e.frames) - 1; i >= tk.base; i-- {
-		f := &e.frames[i]
+	for i := len(st.frames) - 1; i >= tk.base; i-- {
+		f := &st.frames[i]
 		if f.site < 0 {
 			continue // the program's root is no invocation
 		}
 		sub += f.subWork // the callees' credits are not passed down yet
-		work, span := e.gstate.work-f.w0+sub, tk.t-f.t0
+		work, span := st.work-f.w0+sub, tk.t-f.t0
 		m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: f.ownWork}}
 		if f.topCS {
 			m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
@@ -668,19 +688,20 @@ func (e *Engine) waitAt(obj unsafe.Pointer, d uintptr) {
 }
 
 func (e *Engine) wait(obj unsafe.Pointer) {
+	st := e.cur
 	e.syncs++
 	acc, ok := e.joins.take(obj)
 	if !ok {
 		return
 	}
-	tk := &e.tasks[len(e.tasks)-1]
+	tk := &st.tasks[len(st.tasks)-1]
 	if acc.tb > tk.tb {
 		tk.tb = acc.tb
 	}
 	if acc.t > tk.t {
 		tk.t = acc.t
 		e.pp.assign(&tk.path, &acc.path)
-		e.adopt(&e.frames[len(e.frames)-1], acc.chain)
+		e.adopt(&st.frames[len(st.frames)-1], acc.chain)
 	} else {
 		e.pp.init(&acc.path)
 	}
@@ -732,13 +753,14 @@ func (e *Engine) offerSink(v *value) {
 //
 //go:noinline
 func (e *Engine) mergeStrand(raw int64) int64 {
+	st := e.cur
 	if e.par.on.Load() {
 		// Goroutines that run for real end their strands in the order the
 		// scheduler picks: no two runs match.
 		e.merge.stopAt("goroutines ran in parallel, so no two runs' strands match")
 		return raw
 	}
-	f := &e.frames[len(e.frames)-1]
-	tag := uint64(uint32(f.site+1)) | uint64(len(e.frames))<<32 | uint64(len(e.tasks))<<48
+	f := &st.frames[len(st.frames)-1]
+	tag := uint64(uint32(f.site+1)) | uint64(len(st.frames))<<32 | uint64(len(st.tasks))<<48
 	return e.merge.merge(raw, tag)
 }

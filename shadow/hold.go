@@ -155,7 +155,7 @@ func waitRun(g uintptr, site SiteID, d uintptr) (*Engine, *hold) {
 		return nil, nil
 	}
 	locked := e.lockPar()
-	e.gstate = e.root
+	e.cur = e.root
 	e.tick()
 	e.unwindTo(d)
 	e.push(site, d)
@@ -184,7 +184,7 @@ func (e *Engine) endRun(h *hold, d uintptr) {
 	locked := e.lockPar()
 	e.setHolder(h)
 	e.root.last = e.root.m.Read() // the time blocked in t.Run is no strand's
-	e.gstate = e.root
+	e.cur = e.root
 	e.tick()
 	if e.endsCall(d) {
 		e.callEnd()
@@ -261,7 +261,7 @@ func (e *Engine) takeFree(h *hold) {
 // with handMu held, with e.hold == h.
 func (e *Engine) release(h *hold, mine bool) {
 	locked := e.lockPar()
-	e.gstate = e.root
+	e.cur = e.root
 	if mine && !e.stopped {
 		e.tick() // h's own measure, on h's own thread
 	}

@@ -104,7 +104,7 @@ func (e *Engine) lock(now uint64, site SiteID) *gstate {
 		}
 		return nil
 	}
-	e.gstate = st
+	e.cur = st
 	if e.cfg.PerThread {
 		now = st.m.Read()
 	}
@@ -211,7 +211,7 @@ func (e *Engine) parSpawnEnd(obj unsafe.Pointer, d uintptr) {
 // parent's frame that gives it its calling context, and its task starts
 // from the parent's values with the parent's record as its fork.
 func (e *Engine) spawnG(site SiteID) *gstate {
-	p := e.gstate
+	p := e.cur
 	e.spawns++
 	pt := &p.tasks[len(p.tasks)-1]
 	top := &p.frames[len(p.frames)-1]
@@ -234,9 +234,9 @@ func (e *Engine) spawnG(site SiteID) *gstate {
 	fork := e.rp.retain(e.recordOf(len(p.frames) - 1))
 	c.tasks = append(c.tasks[:0], task{t: pt.t, tb: pt.tb, path: e.pp.share(&pt.path), base: 1, fork: fork})
 	pt.tb += e.cfg.Burden // the continuation edge carries the burden
-	e.gstate = c
+	e.cur = c
 	e.push(site, noDepth) // on another goroutine's stack: never unwound by depth
-	e.gstate = p
+	e.cur = p
 	e.par.live++
 	return c
 }
@@ -274,12 +274,12 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 	c.close = nil
 	e.par.mu.Lock()
 	if !e.stopped {
-		e.gstate = c
+		e.cur = c
 		e.tickAt(now)
-		for len(e.tasks) > 1 || len(e.frames) > 2 {
+		for len(c.tasks) > 1 || len(c.frames) > 2 {
 			// Invocations and inline children left open by a panic.
-			tk := &e.tasks[len(e.tasks)-1]
-			if len(e.frames)-1 > tk.base {
+			tk := &c.tasks[len(c.tasks)-1]
+			if len(c.frames)-1 > tk.base {
 				e.callEnd()
 			} else {
 				e.spawnEnd(nil)
@@ -291,7 +291,7 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 		c.frames = c.frames[:0]
 		c.dead = true
 		e.reap(c)
-		e.gstate = e.root
+		e.cur = e.root
 	}
 	if c.prev != nil {
 		e.par.byG[c.g] = c.prev

@@ -28,7 +28,7 @@ func (e *Engine) Stop() *spanprofile.Profile {
 	}
 	if !e.stopped {
 		e.stopped = true
-		e.gstate = e.root
+		e.cur = e.root
 		if g := getg(); g == e.owner.Load() || !e.cfg.PerThread && e.owner.Load() != 0 {
 			e.tick()
 		} else {
@@ -44,14 +44,14 @@ func (e *Engine) Stop() *spanprofile.Profile {
 		// spawned it), and join them.
 		for i := len(e.allG) - 1; i >= 1; i-- {
 			if st := e.allG[i]; st != e.root && len(st.tasks) > 0 && !st.dead {
-				e.gstate = st
+				e.cur = st
 				e.closeAll()
 				e.joinAtStop(st)
 			}
 		}
-		e.gstate = e.root
+		e.cur = e.root
 		e.closeAll()
-		tk := &e.tasks[0]
+		tk := &e.root.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
 		e.offerSink(&v)
 		e.drop(&v)
@@ -68,15 +68,16 @@ var stopJoin byte
 // elision), which was waiting for it to return: it joins its parent.
 func (e *Engine) closeAll() {
 	obj := unsafe.Pointer(&stopJoin)
-	for len(e.tasks) > 0 {
-		tk := &e.tasks[len(e.tasks)-1]
-		for len(e.frames)-1 > tk.base {
+	st := e.cur
+	for len(st.tasks) > 0 {
+		tk := &st.tasks[len(st.tasks)-1]
+		for len(st.frames)-1 > tk.base {
 			e.callEnd()
 		}
 		if tk.base == 0 {
 			return // the root task has no site frame
 		}
-		if len(e.tasks) == 1 {
+		if len(st.tasks) == 1 {
 			e.spawnEnd(obj) // a goroutine's own task: joinAtStop joins it
 			return
 		}
@@ -102,7 +103,7 @@ func (e *Engine) joinAtStop(st *gstate) {
 		}
 		return
 	}
-	e.gstate = p
+	e.cur = p
 	e.join(unsafe.Pointer(&stopJoin))
 }
 

@@ -202,7 +202,7 @@ func writeProfile() {
 
 // freeze makes every goroutine's measure stand still at its last event.
 func (e *Engine) freeze() {
-	e.m = frozen(e.last)
+	e.m = frozen(e.cur.last)
 	for _, st := range e.allG {
 		st.m = frozen(st.last)
 	}

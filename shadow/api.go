@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -29,26 +30,32 @@ const DefaultOut = "spanprof.pb.gz"
 
 // Options configure a run started with Start.
 type Options struct {
-	Out     string        // profile file
-	Mode    string        // serial, parallel or elision
+	Out     string // profile file
+	Mode    runMode
 	Measure string        // a perf measure name
 	Burden  time.Duration // 0: calibrate the cost of a goroutine hand-off
 }
 
-// OptionsFromEnv reads the options from the environment.
+// OptionsFromEnv reads the options from the environment and, for those it
+// does not set, from the defaults that `spanprof build` links in.
 func OptionsFromEnv() (Options, error) {
-	o := Options{Out: os.Getenv(EnvOut), Mode: os.Getenv(EnvMode), Measure: os.Getenv(EnvMeasure)}
-	if o.Out == "" {
-		o.Out = DefaultOut
-	}
+	o := Options{Out: cmp.Or(os.Getenv(EnvOut), DefaultOut), Measure: cmp.Or(os.Getenv(EnvMeasure), defaultMeasure)}
 	if s := os.Getenv(EnvBurden); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
 			return o, fmt.Errorf("spanprof: %s=%q is not a duration such as 2us", EnvBurden, s)
 		}
 		o.Burden = d
+	} else if defaultBurden != "" {
+		d, err := time.ParseDuration(defaultBurden)
+		if err != nil {
+			return o, err
+		}
+		o.Burden = d
 	}
-	return o, nil
+	var err error
+	o.Mode, err = parseMode(cmp.Or(os.Getenv(EnvMode), defaultMode))
+	return o, err
 }
 
 var (
@@ -74,19 +81,12 @@ func Start(o Options) error {
 	if current != nil || elision {
 		return errors.New("spanprof: profiling already started")
 	}
-	if o.Mode == "" {
-		o.Mode = "serial"
-	}
-	switch o.Mode {
-	case "serial", "parallel":
-	case "elision":
+	if o.Mode == elisionMode {
 		elision = true
 		return nil
-	default:
-		return fmt.Errorf("spanprof: unknown mode %q (want serial or parallel)", o.Mode)
 	}
 	if o.Measure == "" {
-		o.Measure = DefaultMeasure(o.Mode)
+		o.Measure = o.Mode.measure()
 	}
 	if o.Out == "" {
 		o.Out = DefaultOut
@@ -98,7 +98,7 @@ func Start(o Options) error {
 	if err != nil {
 		return err
 	}
-	if o.Mode == "serial" && m.PerThread() {
+	if o.Mode == serialMode && m.PerThread() {
 		pinned = pinThread(runCPU())
 		recordCPU(pinned)
 	}
@@ -141,23 +141,6 @@ func openMeasure(name string) (perf.Measure, error) {
 		runtime.UnlockOSThread()
 	}
 	return m, err
-}
-
-// DefaultMeasure returns the measure a run of the given mode uses when none
-// is named: cpu (perf.Default) in serial mode, the clock in parallel mode.
-//
-// A per-thread measure keeps every goroutine that runs for real on an OS
-// thread of its own, and a locked goroutine that blocks hands its thread
-// off to the scheduler and back: on quicksort with 55,000 goroutines at
-// GOMAXPROCS=2 that took 25 s instead of 0.7-2.8 s, and the threads' CPU
-// time then includes the runtime's hand-offs (work read 2.8 s for 0.3 s).
-// Go offers no cheaper per-goroutine CPU time, so parallel mode measures
-// wall time unless told otherwise, and says so (report.Warnings).
-func DefaultMeasure(mode string) string {
-	if mode == "parallel" {
-		return perf.Clock
-	}
-	return perf.Default()
 }
 
 // StartFromEnv starts profiling with the options in the environment and
@@ -354,7 +337,7 @@ func waitAt(g, d uintptr, obj unsafe.Pointer) {
 // In parallel mode the events run through the locked path, whose strands
 // exclude the engine's own work already (parallel.go): what is left is the
 // cost of reaching the engine and reading the measure.
-func calibrateOverhead(m Reader, name, mode string, perThread bool) int64 {
+func calibrateOverhead(m Reader, name string, mode runMode, perThread bool) int64 {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{{File: "calibrate", Func: "calibrate", Caller: "calibrate", Kind: spanprofile.KindCall}})
 	const batches, pairs = 9, 2000
@@ -362,7 +345,7 @@ func calibrateOverhead(m Reader, name, mode string, perThread bool) int64 {
 	for b := range per {
 		e := newEngine(Config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
 		for i := 0; i < pairs; i++ {
-			if mode == "parallel" {
+			if mode == parallelMode {
 				e.parCallBegin(0, noDepth)
 				e.parCallEnd(noDepth)
 			} else {

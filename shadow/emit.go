@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/spanprof/spanprof/parlib"
@@ -369,17 +368,6 @@ func StartIfNeeded() {
 		return
 	}
 	o, err := OptionsFromEnv()
-	if err == nil {
-		if os.Getenv(EnvMode) == "" && defaultMode != "" {
-			o.Mode = defaultMode
-		}
-		if os.Getenv(EnvMeasure) == "" && defaultMeasure != "" {
-			o.Measure = defaultMeasure
-		}
-		if os.Getenv(EnvBurden) == "" && defaultBurden != "" {
-			o.Burden, err = time.ParseDuration(defaultBurden)
-		}
-	}
 	if err == nil {
 		err = Start(o)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -17,9 +18,9 @@ type Reader interface {
 // Config configures an Engine.
 type Config struct {
 	Measure     Reader
-	MeasureName string // clock, instructions, cycles, task-clock, synthetic
-	Unit        string // nanoseconds, instructions, cycles
-	Mode        string // serial or parallel
+	MeasureName string  // perf's name of it: perf.CPU, perf.Clock, perf.Instructions, ...
+	Unit        string  // nanoseconds, instructions, cycles
+	Mode        runMode // serial or parallel
 	// PerThread reports that Measure counts one OS thread only (a hardware
 	// counter): a goroutine that runs in parallel then locks its thread and
 	// measures with a reader of its own from Open.
@@ -207,9 +208,6 @@ type Engine struct {
 func NewEngine(cfg Config) *Engine { return newEngine(cfg, &registry) }
 
 func newEngine(cfg Config, tab *siteTable) *Engine {
-	if cfg.Mode == "" {
-		cfg.Mode = "serial"
-	}
 	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), home: getg()}
 	e.owner.Store(e.home)
 	e.homeHold = &hold{g: e.home, m: cfg.Measure, id: goroutineID()}
@@ -223,8 +221,8 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 	e.root.tasks = append(e.root.tasks, task{base: 0})
 	e.root.frames = append(e.root.frames, frame{id: e.nextID, site: -1, conn: true})
 	e.nextID++
-	e.twoReads = cfg.MeasureName == "clock" || cfg.MeasureName == "cpu"
-	if cfg.Mode == "parallel" {
+	e.twoReads = cfg.MeasureName == perf.Clock || cfg.MeasureName == perf.CPU
+	if cfg.Mode == parallelMode {
 		e.enablePar()
 	}
 	e.root.last = e.m.Read()

@@ -14,8 +14,8 @@ import (
 // (f(t.Wait())) joins the caller, whose child does not lengthen f's span.
 // Leave(Enter(site), f(g())) would begin f before g and the join.
 func TestEnterAfterChargesArgumentsToTheCaller(t *testing.T) {
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) {
 			m := &synthetic{}
 			tab := &siteTable{}
 			tab.add([]SiteInfo{

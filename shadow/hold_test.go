@@ -60,7 +60,7 @@ func notProfiledFor(p *spanprofile.Profile, reason string) spanprofile.NotProfil
 // old code the stray goroutine became the profiled one and the next
 // test's spawn was lost.
 func TestStrayGoroutineNeverTakesOver(t *testing.T) {
-	forModes(t, func(t *testing.T, mode string) {
+	forModes(t, func(t *testing.T, mode runMode) {
 		if !goroutineCheck {
 			t.Skip("no goroutine identity on this architecture")
 		}
@@ -102,7 +102,7 @@ func TestStrayGoroutineNeverTakesOver(t *testing.T) {
 // is profiled as a call at the t.Run site: its spawn is there, and the
 // helper's local work is its own, not the time it spent blocked in t.Run.
 func TestSubtestIsACall(t *testing.T) {
-	forModes(t, func(t *testing.T, mode string) {
+	forModes(t, func(t *testing.T, mode runMode) {
 		if !goroutineCheck {
 			t.Skip("no goroutine identity on this architecture")
 		}
@@ -148,7 +148,7 @@ func TestSubtestIsACall(t *testing.T) {
 // engine back to its parent, and takes it again when it resumes after the
 // parent's test has ended.
 func TestParallelSubtestResumes(t *testing.T) {
-	forModes(t, func(t *testing.T, mode string) {
+	forModes(t, func(t *testing.T, mode runMode) {
 		if !goroutineCheck {
 			t.Skip("no goroutine identity on this architecture")
 		}
@@ -292,8 +292,8 @@ func TestPerThreadMeasureReadOnItsThread(t *testing.T) {
 }
 
 // forModes runs f in serial mode and in parallel accounting.
-func forModes(t *testing.T, f func(t *testing.T, mode string)) {
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) { f(t, mode) })
+func forModes(t *testing.T, f func(t *testing.T, mode runMode)) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) { f(t, mode) })
 	}
 }

@@ -27,7 +27,7 @@ func clockEngine(tb testing.TB) *Engine {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return newEngine(Config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), "serial", m.PerThread())}, benchTable())
+	return newEngine(Config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
 }
 
 type wgStub struct{ n int64 }

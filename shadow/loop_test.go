@@ -21,8 +21,8 @@ func TestParlibForOnSpan(t *testing.T) {
 	base := Register([]SiteInfo{
 		{File: "loop_test.go", Line: 1, Func: "shadow.TestParlibForOnSpan.func1", Caller: "shadow.TestParlibForOnSpan", Kind: spanprofile.KindSpawn},
 	})
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) {
 			unstart() // after the run of an earlier test
 			out := filepath.Join(t.TempDir(), "p.pb.gz")
 			if err := Start(Options{Out: out, Mode: mode, Measure: measure, Burden: 1000}); err != nil {

@@ -249,7 +249,7 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	tab := &siteTable{}
 	tab.add(p.sites)
 	m := &goSynthetic{n: map[uintptr]uint64{}}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: "parallel", Burden: burden}, tab)
+	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: parallelMode, Burden: burden}, tab)
 	pl := &prun{p: p, play: true, e: e, m: m, tasks: rec.tasks}
 	pl.cond = sync.NewCond(&pl.mu)
 	// The engine's root is the goroutine that made it: the main task runs

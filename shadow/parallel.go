@@ -54,7 +54,7 @@ func (e *Engine) enablePar() {
 	if e.root.g != 0 {
 		e.par.byG[e.root.g] = e.root
 	}
-	e.par.every = e.par.every || e.cfg.Mode == "parallel"
+	e.par.every = e.par.every || e.cfg.Mode == parallelMode
 	e.par.on.Store(true)
 	e.par.mu.Unlock()
 }

@@ -109,7 +109,7 @@ func (e *Engine) joinAtStop(st *gstate) {
 
 func (e *Engine) profile() *spanprofile.Profile {
 	p := &spanprofile.Profile{
-		Mode:         e.cfg.Mode,
+		Mode:         e.cfg.Mode.String(),
 		Measure:      e.cfg.MeasureName,
 		Unit:         e.cfg.Unit,
 		Work:         e.work,

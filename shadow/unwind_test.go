@@ -222,7 +222,7 @@ func TestStopJoinsRunningGoroutines(t *testing.T) {
 	var child synthetic
 	open := func() (Reader, func(), error) { return &child, nil, nil }
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: "parallel", PerThread: true, Open: open}, unwindTable())
+	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: parallelMode, PerThread: true, Open: open}, unwindTable())
 	e.parCallBegin(3, noDepth)
 	m.now += 1
 	c, _ := e.parSpawn(0, true, noDepth)

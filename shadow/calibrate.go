@@ -20,20 +20,20 @@ import (
 // In parallel mode the events run through the locked path, whose strands
 // exclude the engine's own work already (parallel.go): what is left is the
 // cost of reaching the engine and reading the measure.
-func calibrateOverhead(m Reader, name string, mode runMode, perThread bool) int64 {
+func calibrateOverhead(m reader, name string, mode runMode, perThread bool) int64 {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{{File: "calibrate", Func: "calibrate", Caller: "calibrate", Kind: spanprofile.KindCall}})
 	const batches, pairs = 9, 2000
 	per := make([]int64, batches)
 	for b := range per {
-		e := newEngine(Config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
+		e := newEngine(config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
 		for i := 0; i < pairs; i++ {
 			if mode == parallelMode {
 				e.parCallBegin(0, noDepth)
 				e.parCallEnd(noDepth)
 			} else {
-				e.CallBegin(0)
-				e.CallEnd()
+				e.callBegin(0, noDepth)
+				e.callEndAt(noDepth)
 			}
 		}
 		per[b] = e.work / (2 * pairs)
@@ -47,7 +47,7 @@ func calibrateOverhead(m Reader, name string, mode runMode, perThread bool) int6
 // WaitGroup, wait for it), the Go counterpart of Cilkview's steal cost.
 func burdenIn(m perf.Measure, d time.Duration) int64 {
 	if d == 0 {
-		d = HandOffCost()
+		d = handOffCost()
 	}
 	if m.Unit() == perf.UnitNanoseconds {
 		return int64(d)
@@ -56,20 +56,20 @@ func burdenIn(m perf.Measure, d time.Duration) int64 {
 	return int64(float64(d) * counterRate(m))
 }
 
-// HandOffCost measures the median wall time of spawning a goroutine and
+// handOffCost measures the median wall time of spawning a goroutine and
 // waiting for it on this machine.
 //
 // It measures from a goroutine of its own: the caller may be locked to its
 // OS thread (the runtime locks the main goroutine while packages initialize,
 // and per-thread measures lock it for the run), and a locked goroutine that
 // parks hands its thread off, which costs some 30 µs instead of about one.
-func HandOffCost() time.Duration {
+func handOffCost() time.Duration {
 	c := make(chan time.Duration)
-	go func() { c <- handOffCost() }()
+	go func() { c <- measureHandOff() }()
 	return <-c
 }
 
-func handOffCost() time.Duration {
+func measureHandOff() time.Duration {
 	const n = 201
 	costs := make([]time.Duration, n)
 	var wg sync.WaitGroup

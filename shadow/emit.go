@@ -38,7 +38,7 @@ const (
 	runParallel                // parallel accounting, where beginChild decides under the engine's lock
 )
 
-// elision is set by Start in elision mode: every spawn runs as a plain call
+// elision is set by start in elision mode: every spawn runs as a plain call
 // and nothing is measured, so that the cost of the serial elision itself can
 // be timed with the same binary.
 var elision bool
@@ -46,7 +46,7 @@ var elision bool
 // spawnHow returns how a spawn at site runs on goroutine g, the calling
 // one: runAsWritten, runElided, runSerial, or runParallel. A spawn at a
 // Goroutine site in serial mode turns parallel accounting on.
-func spawnHow(g uintptr, site SiteID) (*Engine, runHow) {
+func spawnHow(g uintptr, site SiteID) (*engine, runHow) {
 	if e := begin(g, site); e != nil {
 		if int(site) >= len(e.goSite) {
 			e.growSites()
@@ -78,7 +78,7 @@ func spawnHow(g uintptr, site SiteID) (*Engine, runHow) {
 // Which one, and what the engine is told in serial mode and in parallel
 // accounting, is decided here only.
 type child struct {
-	e      *Engine
+	e      *engine
 	how    runHow
 	st     *gstate // runGoroutine: the child's state
 	parent *gstate // runGoroutine: the spawning goroutine's, which resume restarts
@@ -108,7 +108,7 @@ func spawnChild(g, d uintptr, site SiteID) child {
 
 // beginChild begins the child of a spawn at site that spawnHow said runs
 // as how, by the function at depth d, where the idiom allows.
-func beginChild(e *Engine, how runHow, site SiteID, d uintptr, where childPlace) child {
+func beginChild(e *engine, how runHow, site SiteID, d uintptr, where childPlace) child {
 	switch how {
 	case runSerial:
 		e.spawnBeginAt(site, d)
@@ -170,7 +170,7 @@ func (c child) resume() { c.e.resume(c.parent) }
 // measure is read before the wait blocks, so that the time blocked is no
 // strand's, and end takes the join.
 type waiting struct {
-	e      *Engine // parallel accounting's engine, or nil
+	e      *engine // parallel accounting's engine, or nil
 	before uint64  // the measure before the wait (parallel accounting)
 	g, d   uintptr // the waiting goroutine, and its function's depth
 }
@@ -204,7 +204,7 @@ func doneAt(g, d uintptr, obj unsafe.Pointer) {
 
 // beginCall takes the start of an instrumented call at site from goroutine
 // g's function at depth d, and returns the engine that took it, or nil.
-func beginCall(g, d uintptr, site SiteID) *Engine {
+func beginCall(g, d uintptr, site SiteID) *engine {
 	if e := begin(g, site); e != nil {
 		e.callBegin(site, d)
 		return e

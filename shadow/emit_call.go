@@ -30,7 +30,7 @@ func CallEnd() {
 // its arguments makes no calls and no receives: any it made would run
 // after Enter, inside the invocation of site, where the program makes them
 // in the caller. Where they make some it uses EnterAfter and Leave1.
-type Entered struct{ e *Engine }
+type Entered struct{ e *engine }
 
 // Enter marks the start of an instrumented call at site (CallBegin).
 //

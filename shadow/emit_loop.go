@@ -66,7 +66,7 @@ func ParlibForRange(site SiteID, forRange func(lo, hi, grain int, body func(lo, 
 
 // parlibRange runs a parallel loop over [lo, hi) at site, as spawnHow said,
 // for the function at depth d.
-func parlibRange(e *Engine, how runHow, site SiteID, d uintptr, lo, hi, grain int, body func(lo, hi int)) {
+func parlibRange(e *engine, how runHow, site SiteID, d uintptr, lo, hi, grain int, body func(lo, hi int)) {
 	if hi <= lo {
 		return
 	}
@@ -108,7 +108,7 @@ func parlibRange(e *Engine, how runHow, site SiteID, d uintptr, lo, hi, grain in
 // site whose return signals pg, the lower half continues, and a piece of at
 // most grain indices runs body. A half that runs on a goroutine of its own
 // runs on one of pg's.
-func parlibSplit(e *Engine, how runHow, pg *parlib.Group, site SiteID, d uintptr, lo, hi int, grain uint, body func(lo, hi int)) {
+func parlibSplit(e *engine, how runHow, pg *parlib.Group, site SiteID, d uintptr, lo, hi int, grain uint, body func(lo, hi int)) {
 	obj := unsafe.Pointer(pg)
 	for n := uint(hi) - uint(lo); n > grain; n = uint(hi) - uint(lo) {
 		mid, top := lo+int(n/2), hi

@@ -9,15 +9,15 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// Reader is the one method of a measure that the hot path calls.
+// reader is the one method of a measure that the hot path calls.
 // perf.Measure satisfies it.
-type Reader interface {
+type reader interface {
 	Read() uint64
 }
 
-// Config configures an Engine.
-type Config struct {
-	Measure     Reader
+// config configures an engine.
+type config struct {
+	Measure     reader
 	MeasureName string  // perf's name of it: perf.CPU, perf.Clock, perf.Instructions, ...
 	Unit        string  // nanoseconds, instructions, cycles
 	Mode        runMode // serial or parallel
@@ -25,7 +25,7 @@ type Config struct {
 	// counter): a goroutine that runs in parallel then locks its thread and
 	// measures with a reader of its own from Open.
 	PerThread bool
-	Open      func() (Reader, func(), error)
+	Open      func() (reader, func(), error)
 	// Burden is the scheduling cost charged to every spawn's continuation
 	// edge for the burdened span (Cilkview Figure 13), in Unit.
 	Burden int64
@@ -111,7 +111,7 @@ type gstate struct {
 	kids       int    // live goroutines spawned from this state
 	dead       bool   // the goroutine ended, and some kids are still live
 
-	m     Reader
+	m     reader
 	close func() // closes m if the goroutine opened it
 	last  uint64 // the measure at the end of the goroutine's last event
 	g     uintptr
@@ -125,7 +125,7 @@ type value struct {
 	chain *record
 }
 
-// Engine is the shadow runtime of one profiled run in serial mode: it keeps
+// engine is the shadow runtime of one profiled run: it keeps
 // Cilkview's work, span and burdened span and Cilkprof's per-context
 // measurements as the program's parallel-control events arrive.
 //
@@ -135,7 +135,7 @@ type value struct {
 // need not nest: a child starts at its parent's time, a Done takes the
 // maximum into its join object, and a Wait takes the maximum back. See
 // doc.go for the definitions of every measurement.
-type Engine struct {
+type engine struct {
 	// cur is the state of the goroutine whose event is being taken: the
 	// profiled goroutine's in serial mode, the caller's under the lock in
 	// parallel accounting. root is the state of the goroutine that holds
@@ -143,8 +143,8 @@ type Engine struct {
 	cur  *gstate
 	root *gstate
 
-	cfg        Config
-	m          Reader
+	cfg        config
+	m          reader
 	overhead   int64
 	subtracted int64
 
@@ -193,7 +193,7 @@ type Engine struct {
 	ended    int64 // the work of the child spawnEnd ended last
 	twoReads bool  // restart reads the measure after every event
 	par      parallel
-	allG     []*gstate // every goroutine state made, for Stop and the memory count
+	allG     []*gstate // every goroutine state made, for stop and the memory count
 	freeG    []*gstate
 
 	hasSink bool
@@ -203,12 +203,8 @@ type Engine struct {
 	halting atomic.Bool // a signal is ending the run (halt, signal.go)
 }
 
-// NewEngine starts a run measured by cfg.Measure over the sites of the
-// process-wide registry.
-func NewEngine(cfg Config) *Engine { return newEngine(cfg, &registry) }
-
-func newEngine(cfg Config, tab *siteTable) *Engine {
-	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), home: getg()}
+func newEngine(cfg config, tab *siteTable) *engine {
+	e := &engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), home: getg()}
 	e.owner.Store(e.home)
 	e.homeHold = &hold{g: e.home, m: cfg.Measure, id: goroutineID()}
 	e.hold = e.homeHold
@@ -231,7 +227,7 @@ func newEngine(cfg Config, tab *siteTable) *Engine {
 
 // growSites sizes the per-site arrays to the table, which grows when a
 // package registers its sites after the run started (table doubling).
-func (e *Engine) growSites() {
+func (e *engine) growSites() {
 	st := e.cur
 	e.tab.mu.Lock()
 	e.fn = append(e.fn[:0], e.tab.fn...)
@@ -257,7 +253,7 @@ func (e *Engine) growSites() {
 
 // tick ends the current strand: it reads the measure, subtracts the
 // instrumentation's own cost and charges the rest to the innermost frame.
-func (e *Engine) tick() {
+func (e *engine) tick() {
 	if e.halting.Load() {
 		e.halted()
 	}
@@ -271,7 +267,7 @@ func (e *Engine) tick() {
 // misses: treesum's serial work read 2x its parallel-mode work with one
 // read per event. Counters cost microseconds per read and count no cache
 // misses, so for them the calibration stays.
-func (e *Engine) restart() {
+func (e *engine) restart() {
 	st := e.cur
 	if e.twoReads {
 		st.last = st.m.Read()
@@ -279,7 +275,7 @@ func (e *Engine) restart() {
 }
 
 // tickAt is tick with the measure already read.
-func (e *Engine) tickAt(now uint64) {
+func (e *engine) tickAt(now uint64) {
 	st := e.cur
 	raw := int64(now - st.last)
 	st.last = now
@@ -299,7 +295,7 @@ func (e *Engine) tickAt(now uint64) {
 	e.strand(d)
 }
 
-func (e *Engine) strand(d int64) {
+func (e *engine) strand(d int64) {
 	st := e.cur
 	e.work += d
 	st.work += d
@@ -319,7 +315,7 @@ func (e *Engine) strand(d int64) {
 
 // push starts an invocation of site in the current task, begun by a Go
 // function at depth d (noDepth: unknown).
-func (e *Engine) push(site SiteID, d uintptr) {
+func (e *engine) push(site SiteID, d uintptr) {
 	st := e.cur
 	s := int32(site)
 	if int(s) >= len(st.active) {
@@ -365,7 +361,7 @@ func (e *Engine) push(site SiteID, d uintptr) {
 // the current path, which is the longest path to the invocation's end. It
 // passes the work of goroutines credited to f on to the frame below, and
 // returns the invocation's work.
-func (e *Engine) finish(f *frame, tk *task) int64 {
+func (e *engine) finish(f *frame, tk *task) int64 {
 	st := e.cur
 	work, span := st.work-f.w0+f.subWork, tk.t-f.t0
 	if f.subWork != 0 {
@@ -408,7 +404,7 @@ func (e *Engine) finish(f *frame, tk *task) int64 {
 
 // pop removes the innermost frame and returns its up chain, which the caller
 // now owns.
-func (e *Engine) pop() (conn bool, up *record) {
+func (e *engine) pop() (conn bool, up *record) {
 	st := e.cur
 	n := len(st.frames) - 1
 	f := &st.frames[n]
@@ -424,7 +420,7 @@ func (e *Engine) pop() (conn bool, up *record) {
 // recordOf returns the record of frame i's current state, owned by the
 // frame (callers retain what they keep). Records of a frame are rebuilt only
 // after its state changed, so a chain of calls pays O(1) amortized.
-func (e *Engine) recordOf(i int) *record {
+func (e *engine) recordOf(i int) *record {
 	st := e.cur
 	f := &st.frames[i]
 	if f.rec != nil {
@@ -446,7 +442,7 @@ func (e *Engine) recordOf(i int) *record {
 // adopt updates frame f after the path to the current point was replaced by
 // one whose record chain is chain: f's own strands on the new path are those
 // the chain records for f, or none.
-func (e *Engine) adopt(f *frame, chain *record) {
+func (e *engine) adopt(f *frame, chain *record) {
 	old := f.up
 	if r := find(chain, f.id, f.start); r != nil {
 		f.o, f.conn = r.o, r.conn
@@ -466,12 +462,11 @@ func (e *Engine) adopt(f *frame, chain *record) {
 	}
 }
 
-// CallBegin marks the start of an instrumented call (or region) at site.
-// The Engine's methods take events whose Go frame is not known (noDepth):
-// the package-level entry points measure it (depth.go).
-func (e *Engine) CallBegin(site SiteID) { e.callBegin(site, noDepth) }
-
-func (e *Engine) callBegin(site SiteID, d uintptr) {
+// callBegin marks the start of an instrumented call at site, made by the Go
+// function at depth d. The engine's events take that depth, which the
+// package-level entry points measure (depth.go), or noDepth where the
+// function is not known.
+func (e *engine) callBegin(site SiteID, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.push(site, d)
@@ -482,14 +477,11 @@ func (e *Engine) callBegin(site SiteID, d uintptr) {
 // the event; parallel accounting (parallel.go) ends the strand itself and
 // calls the bodies: callEnd, spawnBegin, spawnEnd, done and wait.
 
-// CallEnd marks the return of the innermost instrumented call.
-func (e *Engine) CallEnd() { e.callEndAt(noDepth) }
-
-// callEndAt takes the return of the call that the Go function at depth d
-// began. Invocations begun deeper were unwound (unwind); if what is left
+// callEndAt marks the return of the innermost instrumented call, the one
+// that the Go function at depth d began. Invocations begun deeper were unwound (unwind); if what is left
 // on top is not a call that function began (its begin was not profiled,
 // or is already closed), the end is unmatched and changes nothing.
-func (e *Engine) callEndAt(d uintptr) {
+func (e *engine) callEndAt(d uintptr) {
 	st := e.cur
 	e.tick()
 	e.unwindTo(d)
@@ -504,7 +496,7 @@ func (e *Engine) callEndAt(d uintptr) {
 
 // endsCall unwinds to depth d and reports whether the innermost frame is a
 // call that an end from depth d ends.
-func (e *Engine) endsCall(d uintptr) bool {
+func (e *engine) endsCall(d uintptr) bool {
 	st := e.cur
 	e.unwindTo(d)
 	n := len(st.frames) - 1
@@ -512,7 +504,7 @@ func (e *Engine) endsCall(d uintptr) bool {
 }
 
 // endsSpawn is endsCall for the end of a spawned child.
-func (e *Engine) endsSpawn(d uintptr) bool {
+func (e *engine) endsSpawn(d uintptr) bool {
 	st := e.cur
 	e.unwindTo(d)
 	n := len(st.frames) - 1
@@ -520,7 +512,7 @@ func (e *Engine) endsSpawn(d uintptr) bool {
 }
 
 // matches reports whether frame n was begun at depth d, as far as is known.
-func (e *Engine) matches(n int, d uintptr) bool {
+func (e *engine) matches(n int, d uintptr) bool {
 	is := e.cur.frames[n].issuer
 	return is == d || is == 0 || d == noDepth
 }
@@ -529,7 +521,7 @@ func (e *Engine) matches(n int, d uintptr) bool {
 // before an event from the Go function at depth d: those begun by a
 // function deeper than it, which must have returned for d to run. It is
 // the hot path's only cost for this: a load and a comparison.
-func (e *Engine) unwindTo(d uintptr) {
+func (e *engine) unwindTo(d uintptr) {
 	st := e.cur
 	if st.frames[len(st.frames)-1].issuer > d {
 		e.unwind(d)
@@ -543,7 +535,7 @@ func (e *Engine) unwindTo(d uintptr) {
 // its return never happened.
 //
 //go:noinline
-func (e *Engine) unwind(d uintptr) {
+func (e *engine) unwind(d uintptr) {
 	st := e.cur
 	for {
 		n := len(st.frames) - 1
@@ -556,7 +548,7 @@ func (e *Engine) unwind(d uintptr) {
 }
 
 // closeTop ends the innermost frame, a call or an inline child.
-func (e *Engine) closeTop() {
+func (e *engine) closeTop() {
 	st := e.cur
 	if len(st.frames)-1 == st.tasks[len(st.tasks)-1].base {
 		e.spawnEnd(nil)
@@ -565,7 +557,7 @@ func (e *Engine) closeTop() {
 	}
 }
 
-func (e *Engine) callEnd() {
+func (e *engine) callEnd() {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
 	e.finish(&st.frames[len(st.frames)-1], tk)
@@ -578,18 +570,16 @@ func (e *Engine) callEnd() {
 	e.rp.release(up)
 }
 
-// SpawnBegin marks a spawn at site; in serial mode the child runs inline
-// right after, and SpawnEnd marks its return.
-func (e *Engine) SpawnBegin(site SiteID) { e.spawnBeginAt(site, noDepth) }
-
-func (e *Engine) spawnBeginAt(site SiteID, d uintptr) {
+// spawnBeginAt marks a spawn at site; in serial mode the child runs inline
+// right after, and spawnEndAt marks its return.
+func (e *engine) spawnBeginAt(site SiteID, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.spawnBegin(site, d)
 	e.restart()
 }
 
-func (e *Engine) spawnBegin(site SiteID, d uintptr) {
+func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	st := e.cur
 	e.spawns++
 	pt := len(st.tasks) - 1
@@ -600,11 +590,9 @@ func (e *Engine) spawnBegin(site SiteID, d uintptr) {
 	e.push(site, d)
 }
 
-// SpawnEnd marks the return of the spawned child. If obj is not nil the
+// spawnEndAt marks the return of the spawned child. If obj is not nil the
 // return signals that join object (wg.Go, errgroup's Go).
-func (e *Engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
-
-func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
+func (e *engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	st := e.cur
 	e.tick()
 	e.unwindTo(d)
@@ -617,7 +605,7 @@ func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	e.restart()
 }
 
-func (e *Engine) spawnEnd(obj unsafe.Pointer) {
+func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	st := e.cur
 	n := len(st.frames) - 1
 	tk := &st.tasks[len(st.tasks)-1]
@@ -637,19 +625,17 @@ func (e *Engine) spawnEnd(obj unsafe.Pointer) {
 	}
 }
 
-// Done marks a join contribution to obj from the current point (wg.Done,
+// doneAt marks a join contribution to obj from the current point (wg.Done,
 // a negative wg.Add). The invocations open in this goroutine contribute
 // what they have done so far to the path that reaches the join object.
-func (e *Engine) Done(obj unsafe.Pointer) { e.doneAt(obj, noDepth) }
-
-func (e *Engine) doneAt(obj unsafe.Pointer, d uintptr) {
+func (e *engine) doneAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.done(obj)
 	e.restart()
 }
 
-func (e *Engine) done(obj unsafe.Pointer) {
+func (e *engine) done(obj unsafe.Pointer) {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
 	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(st.frames) - 1))}
@@ -673,19 +659,17 @@ func (e *Engine) done(obj unsafe.Pointer) {
 	e.contribute(obj, v)
 }
 
-// Wait marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
+// waitAt marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
 // parlib sync): the waiter continues from the longest of its own path and
 // the paths that signalled obj since the last wait on it.
-func (e *Engine) Wait(obj unsafe.Pointer) { e.waitAt(obj, noDepth) }
-
-func (e *Engine) waitAt(obj unsafe.Pointer, d uintptr) {
+func (e *engine) waitAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.wait(obj)
 	e.restart()
 }
 
-func (e *Engine) wait(obj unsafe.Pointer) {
+func (e *engine) wait(obj unsafe.Pointer) {
 	st := e.cur
 	e.syncs++
 	acc, ok := e.joins.take(obj)
@@ -709,12 +693,12 @@ func (e *Engine) wait(obj unsafe.Pointer) {
 // join is a wait on obj that is no sync of the program's: the implicit
 // joins of a run that ended early (result.go). wait's body is not split
 // out for it: every wait of the program would pay a call.
-func (e *Engine) join(obj unsafe.Pointer) {
+func (e *engine) join(obj unsafe.Pointer) {
 	e.wait(obj)
 	e.syncs--
 }
 
-func (e *Engine) contribute(obj unsafe.Pointer, v value) {
+func (e *engine) contribute(obj unsafe.Pointer, v value) {
 	acc := e.joins.get(obj)
 	if v.tb > acc.tb {
 		acc.tb = v.tb
@@ -728,7 +712,7 @@ func (e *Engine) contribute(obj unsafe.Pointer, v value) {
 	e.drop(&v)
 }
 
-func (e *Engine) drop(v *value) {
+func (e *engine) drop(v *value) {
 	e.pp.init(&v.path)
 	e.rp.release(v.chain)
 	v.chain = nil
@@ -736,7 +720,7 @@ func (e *Engine) drop(v *value) {
 
 // offerSink makes v the end of the critical path if it is the longest so
 // far: the span is the longest path to any sink, joined or not.
-func (e *Engine) offerSink(v *value) {
+func (e *engine) offerSink(v *value) {
 	if v.tb > e.sinkTb {
 		e.sinkTb = v.tb
 	}
@@ -750,7 +734,7 @@ func (e *Engine) offerSink(v *value) {
 // run read it, merged with the runs before (strands.go).
 //
 //go:noinline
-func (e *Engine) mergeStrand(raw int64) int64 {
+func (e *engine) mergeStrand(raw int64) int64 {
 	st := e.cur
 	if e.par.on.Load() {
 		// Goroutines that run for real end their strands in the order the

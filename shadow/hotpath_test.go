@@ -22,12 +22,12 @@ func benchTable() *siteTable {
 	return tab
 }
 
-func clockEngine(tb testing.TB) *Engine {
+func clockEngine(tb testing.TB) *engine {
 	m, err := perf.Open(perf.Clock)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return newEngine(Config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
+	return newEngine(config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
 }
 
 type wgStub struct{ n int64 }
@@ -101,7 +101,7 @@ var fibObjs = func() (objs [64]unsafe.Pointer) {
 	return
 }()
 
-func fibEvents(e *Engine, n int) {
+func fibEvents(e *engine, n int) {
 	if n < 2 {
 		return
 	}
@@ -147,7 +147,7 @@ func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 	}
 	heapAfter := func(spawns int) uint64 {
 		m := &synthetic{}
-		e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
+		e := newEngine(config{Measure: m, MeasureName: "synthetic"}, benchTable())
 		obj := unsafe.Pointer(new(wgStub))
 		for i := 0; i < spawns/2; i++ {
 			m.now += 3
@@ -192,7 +192,7 @@ func BenchmarkCallAPI(b *testing.B) {
 }
 
 // BenchmarkSpawnSyncAPI is BenchmarkSpawnSync through the entry points that
-// rewritten code calls: Spawn and Join, each measuring its caller's depth
+// rewritten code calls: spawn and join, each measuring its caller's depth
 // (depth.go) and checking the goroutine (gate.go).
 func BenchmarkSpawnSyncAPI(b *testing.B) {
 	e := clockEngine(b)
@@ -203,8 +203,8 @@ func BenchmarkSpawnSyncAPI(b *testing.B) {
 	f := func() {}
 	defer cpuTimer(b)()
 	for i := 0; i < b.N; i++ {
-		Spawn(0, obj, f)
-		Join(obj)
+		spawn(0, obj, f)
+		join(obj)
 	}
 }
 

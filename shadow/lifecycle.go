@@ -25,17 +25,17 @@ import (
 // The environment of an instrumented program (docs/cli.md); `spanprof run`
 // sets these.
 const (
-	EnvOut     = "SPANPROF_OUT"     // profile file; default spanprof.pb.gz
-	EnvMode    = "SPANPROF_MODE"    // serial (default), parallel, or elision (no profile; see Start)
-	EnvMeasure = "SPANPROF_MEASURE" // cpu (default), clock, instructions, cycles, task-clock
-	EnvBurden  = "SPANPROF_BURDEN"  // a duration such as 2us; default: calibrated at start-up
+	envOut     = "SPANPROF_OUT"     // profile file; default spanprof.pb.gz
+	envMode    = "SPANPROF_MODE"    // serial (default), parallel, or elision (no profile; see start)
+	envMeasure = "SPANPROF_MEASURE" // cpu (default), clock, instructions, cycles, task-clock
+	envBurden  = "SPANPROF_BURDEN"  // a duration such as 2us; default: calibrated at start-up
 )
 
-// DefaultOut is the profile file written when SPANPROF_OUT is not set.
-const DefaultOut = "spanprof.pb.gz"
+// defaultOut is the profile file written when SPANPROF_OUT is not set.
+const defaultOut = "spanprof.pb.gz"
 
-// Options configure a run started with Start.
-type Options struct {
+// options configure a run started with start.
+type options struct {
 	Out     string // profile file
 	Mode    runMode
 	Measure string        // a perf measure name
@@ -51,14 +51,14 @@ var (
 	defaultBurden  string
 )
 
-// OptionsFromEnv reads the options from the environment and, for those it
+// optionsFromEnv reads the options from the environment and, for those it
 // does not set, from the defaults that `spanprof build` links in.
-func OptionsFromEnv() (Options, error) {
-	o := Options{Out: cmp.Or(os.Getenv(EnvOut), DefaultOut), Measure: cmp.Or(os.Getenv(EnvMeasure), defaultMeasure)}
-	if s := os.Getenv(EnvBurden); s != "" {
+func optionsFromEnv() (options, error) {
+	o := options{Out: cmp.Or(os.Getenv(envOut), defaultOut), Measure: cmp.Or(os.Getenv(envMeasure), defaultMeasure)}
+	if s := os.Getenv(envBurden); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
-			return o, fmt.Errorf("spanprof: %s=%q is not a duration such as 2us", EnvBurden, s)
+			return o, fmt.Errorf("spanprof: %s=%q is not a duration such as 2us", envBurden, s)
 		}
 		o.Burden = d
 	} else if defaultBurden != "" {
@@ -69,17 +69,17 @@ func OptionsFromEnv() (Options, error) {
 		o.Burden = d
 	}
 	var err error
-	o.Mode, err = parseMode(cmp.Or(os.Getenv(EnvMode), defaultMode))
+	o.Mode, err = parseMode(cmp.Or(os.Getenv(envMode), defaultMode))
 	return o, err
 }
 
 var (
-	current  *Engine // the run the package-level functions report to
+	current  *engine // the run the package-level functions report to
 	startMu  sync.Mutex
-	runOpts  Options
+	runOpts  options
 	measure  perf.Measure
 	started  time.Time
-	atStart  machine // the machine's counters at Start, for the trust figures
+	atStart  machine // the machine's counters at start, for the trust figures
 	pinned   = -1    // the CPU serial mode keeps the profiled thread on (pinThread), or -1
 	stopOnce sync.Once
 )
@@ -91,7 +91,7 @@ var (
 // runs instrumented code.
 func Init(sites []SiteInfo) SiteID {
 	StartIfNeeded()
-	return Register(sites)
+	return register(sites)
 }
 
 // StartIfNeeded starts a run from the environment, unless one is running.
@@ -107,9 +107,9 @@ func StartIfNeeded() {
 	if running || !requested() {
 		return
 	}
-	o, err := OptionsFromEnv()
+	o, err := optionsFromEnv()
 	if err == nil {
-		err = Start(o)
+		err = start(o)
 	}
 	if err != nil && current == nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -117,14 +117,14 @@ func StartIfNeeded() {
 	}
 }
 
-// Start begins profiling with the given options. Generated code calls it
-// (through Init and StartIfNeeded) before main runs; a second Start is an
+// start begins profiling with the given options. Generated code calls it
+// (through Init and StartIfNeeded) before main runs; a second start is an
 // error.
 //
 // Mode elision starts no profile: every spawn runs as a plain call and no
 // event is measured, so an instrumented binary times its own serial elision
 // (the benchmarks compare it with the profiled run).
-func Start(o Options) error {
+func start(o options) error {
 	startMu.Lock()
 	defer startMu.Unlock()
 	if current != nil || elision {
@@ -138,7 +138,7 @@ func Start(o Options) error {
 		o.Measure = o.Mode.measure()
 	}
 	if o.Out == "" {
-		o.Out = DefaultOut
+		o.Out = defaultOut
 	}
 	if !slices.Contains(perf.Names(), o.Measure) {
 		return fmt.Errorf("spanprof: unknown measure %q (want one of %s)", o.Measure, strings.Join(perf.Names(), ", "))
@@ -151,13 +151,13 @@ func Start(o Options) error {
 		pinned = pinThread(runCPU())
 		recordCPU(pinned)
 	}
-	cfg := Config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread()}
+	cfg := config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread()}
 	if cfg.PerThread {
 		// A goroutine spawned for real (every spawn in parallel mode, a
 		// Goroutine site in serial mode) keeps its thread and counts with a
 		// counter of its own: a per-thread counter cannot follow a
 		// goroutine from thread to thread.
-		cfg.Open = func() (Reader, func(), error) {
+		cfg.Open = func() (reader, func(), error) {
 			c, err := perf.Open(o.Measure)
 			if err != nil {
 				return nil, nil, err
@@ -174,7 +174,7 @@ func Start(o Options) error {
 		return err
 	}
 	startWatchdog() // before the engine's first reading, so its cost is no strand's
-	e := NewEngine(cfg)
+	e := newEngine(cfg, &registry)
 	e.merge = merge
 	current = e
 	return nil
@@ -237,7 +237,11 @@ func Finish() {
 	if !running || !testOutput() {
 		return
 	}
-	StopOrExit()
+	if err := stopAndWrite(); err != nil {
+		// As testing does when it cannot write a profile.
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 }
 
 // panicking reports whether the caller, deferred, runs while a panic
@@ -271,7 +275,7 @@ func testOutput() bool {
 		out = *testFlag
 	}
 	if out == "" {
-		out = os.Getenv(EnvOut)
+		out = os.Getenv(envOut)
 	}
 	if out == "" {
 		return false
@@ -291,10 +295,11 @@ func BeforeExit(code int) int {
 	return code
 }
 
-// Stop ends the run and writes the profile to the file of the options. It
+// stopAndWrite ends the run and writes the profile to the file of the
+// options. It
 // is safe to call more than once and from a deferred function while a panic
 // unwinds; only the first call writes.
-func Stop() error {
+func stopAndWrite() error {
 	var err error
 	stopOnce.Do(func() {
 		e := current
@@ -302,7 +307,7 @@ func Stop() error {
 			err = errors.New("spanprof: Stop without Start")
 			return
 		}
-		p := e.Stop()
+		p := e.stop()
 		for _, n := range p.NotProfiled {
 			// Also in the profile and every report: go test hides
 			// the stderr of a passing package.
@@ -329,13 +334,4 @@ func Stop() error {
 		}
 	})
 	return err
-}
-
-// StopOrExit is Stop for generated code: on failure it prints the error and
-// exits with status 2, as testing does when it cannot write a profile.
-func StopOrExit() {
-	if err := Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
 }

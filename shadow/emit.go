@@ -3,22 +3,13 @@ package shadow
 import "unsafe"
 
 // The interface of generated code. The rewriter turns each fork/join idiom
-// into a call of a typed entry point of this package, one file per idiom:
-//
-//	emit_call.go      instrumented calls: CallBegin, CallEnd, Enter, Leave, EnterAfter, Leave1-4
-//	emit_go.go        go statements: Go
-//	emit_waitgroup.go sync.WaitGroup: WaitGroupGo, WaitGroupDone, WaitGroupAdd, WaitGroupWait
-//	emit_errgroup.go  errgroup.Group: GroupGo, GroupTryGo, GroupWait
-//	emit_parlib.go    parlib: ParlibGroupSpawn, ParlibGroupSync, ParlibSpawn, ParlibTaskWait, ParlibDo
-//	emit_loop.go      parlib's loops: ParlibFor, ParlibForRange, ParlibForEach
-//	hold.go           test binaries: BeginTest, EndTest, TestRun, TestParallel, TestFuzz
-//	lifecycle.go      the process: Init, StartIfNeeded, Finish, BeforeExit, TestOutput
-//
-// so that rewritten files need no unsafe import and each idiom's semantics
-// live in one place. Each entry point runs a spawned child inline (the
-// serial elision) in serial mode, or on a goroutine of its own in parallel
-// accounting, and keeps the program's own synchronization objects in the
-// state the original code would leave them in.
+// into a call of a typed entry point of this package, in one file per idiom
+// (emit_*.go; doc.go has the map), so that rewritten files need no unsafe
+// import and each idiom's semantics live in one place. Each entry point
+// runs a spawned child inline (the serial elision) in serial mode, or on a
+// goroutine of its own in parallel accounting, and keeps the program's own
+// synchronization objects in the state the original code would leave them
+// in.
 //
 // Every entry point is a real function, never inlined, that first measures
 // the depth of its caller, the function that makes the event (depth.go),

@@ -307,7 +307,7 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 }
 
 // parSpawnInline takes a spawn whose child runs inline whatever the mode
-// (the last function of parlib.Do, hand-written SpawnBegin), reporting
+// (the last function of parlib.Do), reporting
 // whether the caller is a profiled goroutine.
 func (e *engine) parSpawnInline(site SiteID, d uintptr) bool {
 	st := e.lock(e.read(), site)

@@ -68,12 +68,15 @@ func spawnHow(g uintptr, site SiteID) (*engine, runHow) {
 //
 // Which one, and what the engine is told in serial mode and in parallel
 // accounting, is decided here only.
+//
+// A child has at most four fields, of a word each, so that the compiler
+// keeps it in registers (a larger struct goes through memory, which cost
+// serial mode's spawns some 10%).
 type child struct {
 	e      *engine
-	how    runHow
 	st     *gstate // runGoroutine: the child's state
 	parent *gstate // runGoroutine: the spawning goroutine's, which resume restarts
-	d      uintptr // the depth of the spawning function (depth.go)
+	how    runHow
 }
 
 // Where a child may run, as its idiom allows.
@@ -92,7 +95,7 @@ func spawnChild(g, d uintptr, site SiteID) child {
 	if how == runSerial {
 		// beginChild, written out: this is every spawn in serial mode.
 		e.spawnBeginAt(site, d)
-		return child{e: e, how: runSerial, d: d}
+		return child{e: e, how: runSerial}
 	}
 	return beginChild(e, how, site, d, anywhere)
 }
@@ -106,7 +109,7 @@ func beginChild(e *engine, how runHow, site SiteID, d uintptr, where childPlace)
 	case runParallel:
 		if where == here {
 			if e.parSpawnInline(site, d) {
-				return child{e: e, how: runLocked, d: d}
+				return child{e: e, how: runLocked}
 			}
 			return child{}
 		}
@@ -115,13 +118,13 @@ func beginChild(e *engine, how runHow, site SiteID, d uintptr, where childPlace)
 		case st != nil:
 			// The parent, read before the child's goroutine starts: once
 			// it has ended, its state may be reused.
-			return child{e: e, how: runGoroutine, st: st, parent: st.parent, d: d}
+			return child{e: e, st: st, parent: st.parent, how: runGoroutine}
 		case inline:
-			return child{e: e, how: runLocked, d: d}
+			return child{e: e, how: runLocked}
 		}
 		return child{} // not a profiled goroutine (gate.go)
 	}
-	return child{e: e, how: how, d: d}
+	return child{e: e, how: how}
 }
 
 // inline reports whether the child runs inline: the spawning goroutine
@@ -132,14 +135,15 @@ func (c child) inline() bool { return c.how >= runElided && c.how <= runLocked }
 // exit and resume.
 func (c child) own() bool { return c.how == runGoroutine }
 
-// end marks the return of a child that ran inline; the return signals obj,
-// or nothing if obj is nil.
-func (c child) end(obj unsafe.Pointer) {
+// end marks the return of a child that ran inline, to the function at
+// depth d that spawned it; the return signals obj, or nothing if obj is
+// nil.
+func (c child) end(obj unsafe.Pointer, d uintptr) {
 	switch c.how {
 	case runSerial:
-		c.e.spawnEndAt(obj, c.d)
+		c.e.spawnEndAt(obj, d)
 	case runLocked:
-		c.e.parSpawnEnd(obj, c.d)
+		c.e.parSpawnEnd(obj, d)
 	}
 }
 

@@ -24,11 +24,12 @@ type ErrGroup[G any] interface {
 //go:noinline
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 	gid, d := gdepth()
-	c := spawnChild(gid, d|depthOff, site)
+	d |= depthOff
+	c := spawnChild(gid, d, site)
 	switch {
 	case c.inline():
 		err := f()
-		c.end(unsafe.Pointer(g))
+		c.end(unsafe.Pointer(g), d)
 		if err != nil {
 			g.Go(func() error { return err })
 		}
@@ -63,7 +64,7 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 		}
 		c := beginChild(e, how, site, d, here)
 		err := f()
-		c.end(unsafe.Pointer(g))
+		c.end(unsafe.Pointer(g), d)
 		errc <- err
 		return true
 	case runParallel:

@@ -7,11 +7,12 @@ package shadow
 //go:noinline
 func Go(site SiteID, f func()) {
 	g, d := gdepth()
-	c := spawnChild(g, d|depthOff, site)
+	d |= depthOff
+	c := spawnChild(g, d, site)
 	switch {
 	case c.inline():
 		f()
-		c.end(nil)
+		c.end(nil, d)
 	case c.own():
 		go func() {
 			c.start()

@@ -116,7 +116,7 @@ func parlibSplit(e *engine, how runHow, pg *parlib.Group, site SiteID, d uintptr
 		switch {
 		case c.inline():
 			parlibSplit(e, how, pg, site, d, mid, top, grain, body)
-			c.end(obj)
+			c.end(obj, d)
 		case c.own():
 			pg.Spawn(func() {
 				c.start()

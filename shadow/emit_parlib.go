@@ -21,11 +21,12 @@ type ParlibGroup[G any] interface {
 //go:noinline
 func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 	gid, d := gdepth()
-	c := spawnChild(gid, d|depthOff, site)
+	d |= depthOff
+	c := spawnChild(gid, d, site)
 	switch {
 	case c.inline():
 		f()
-		c.end(unsafe.Pointer(g))
+		c.end(unsafe.Pointer(g), d)
 	case c.own():
 		g.Spawn(func() {
 			c.start()
@@ -62,11 +63,12 @@ func ParlibGroupSync[G any, PG ParlibGroup[G]](g PG) {
 //go:noinline
 func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f func() T) *parlib.Task[T] {
 	gid, d := gdepth()
-	c := spawnChild(gid, d|depthOff, site)
+	d |= depthOff
+	c := spawnChild(gid, d, site)
 	switch {
 	case c.inline():
 		t := parlib.Ready(f())
-		c.end(unsafe.Pointer(t))
+		c.end(unsafe.Pointer(t), d)
 		return t
 	case c.own():
 		// The child signals its Task, which exists once spawn returns:
@@ -142,7 +144,7 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 		switch {
 		case c.inline():
 			f()
-			c.end(obj)
+			c.end(obj, d)
 		case c.own():
 			g.Spawn(func() {
 				c.start()

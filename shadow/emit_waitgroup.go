@@ -12,11 +12,12 @@ import (
 //go:noinline
 func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 	g, d := gdepth()
-	c := spawnChild(g, d|depthOff, site)
+	d |= depthOff
+	c := spawnChild(g, d, site)
 	switch {
 	case c.inline():
 		f()
-		c.end(unsafe.Pointer(wg))
+		c.end(unsafe.Pointer(wg), d)
 	case c.own():
 		wg.Add(1)
 		go func() {

@@ -268,9 +268,8 @@ func (e *engine) tick() {
 // read per event. Counters cost microseconds per read and count no cache
 // misses, so for them the calibration stays.
 func (e *engine) restart() {
-	st := e.cur
 	if e.twoReads {
-		st.last = st.m.Read()
+		e.cur.last = e.cur.m.Read()
 	}
 }
 
@@ -522,8 +521,7 @@ func (e *engine) matches(n int, d uintptr) bool {
 // function deeper than it, which must have returned for d to run. It is
 // the hot path's only cost for this: a load and a comparison.
 func (e *engine) unwindTo(d uintptr) {
-	st := e.cur
-	if st.frames[len(st.frames)-1].issuer > d {
+	if e.cur.frames[len(e.cur.frames)-1].issuer > d {
 		e.unwind(d)
 	}
 }

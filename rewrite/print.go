@@ -73,7 +73,7 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 				f = f.Index(i)
 			}
 			x := f.Interface().(dst.Expr)
-			w := rtCall("EnterAfter", x, site)
+			w := rtCall(rtEnterAfter, x, site)
 			*w.Decorations() = *x.Decorations()
 			*x.Decorations() = dst.NodeDecs{}
 			c.Replace(w)

@@ -77,7 +77,7 @@ func (ur *unitRewriter) planTests() {
 				if fd, ok := d.(*ast.FuncDecl); ok && ur.isTestFunc(fd) {
 					ur.actions[fd] = func(fr *fileRewriter, c *dstutil.Cursor) {
 						body := c.Node().(*dst.FuncDecl).Body
-						hold := &dst.DeferStmt{Call: rtCall("EndTest", rtCall("BeginTest"))}
+						hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
 						hold.Decs.Before = dst.NewLine
 						body.List = append([]dst.Stmt{hold}, body.List...)
 					}
@@ -110,7 +110,7 @@ func (ur *unitRewriter) planTests() {
 			case "(*testing.T).Parallel":
 				ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
 					old := c.Node().(*dst.CallExpr)
-					w := rtCall("TestParallel", old.Fun)
+					w := rtCall(rtTestParallel, old.Fun)
 					*w.Decorations() = old.Decs.NodeDecs
 					c.Replace(w)
 				}
@@ -135,13 +135,13 @@ func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.
 	site := ur.addSite(fr, call.Pos(), name, caller, "call")
 	ur.actions[lit] = func(fr *fileRewriter, c *dstutil.Cursor) {
 		body := c.Node().(*dst.FuncLit).Body
-		hold := &dst.DeferStmt{Call: rtCall("EndTest", rtCall("BeginTest"))}
+		hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
 		hold.Decs.Before = dst.NewLine
 		body.List = append([]dst.Stmt{hold}, body.List...)
 	}
 	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
 		old := c.Node().(*dst.CallExpr)
-		w := rtCall("TestFuzz", site, old.Fun, old.Args[0])
+		w := rtCall(rtTestFuzz, site, old.Fun, old.Args[0])
 		*w.Decorations() = old.Decs.NodeDecs
 		c.Replace(w)
 	}
@@ -167,7 +167,7 @@ func (ur *unitRewriter) planRun(fr *fileRewriter, call *ast.CallExpr) {
 	site := ur.addSite(fr, call.Pos(), name, caller, "call")
 	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
 		old := c.Node().(*dst.CallExpr)
-		w := rtCall("TestRun", append([]dst.Expr{site, old.Fun}, old.Args...)...)
+		w := rtCall(rtTestRun, append([]dst.Expr{site, old.Fun}, old.Args...)...)
 		*w.Decorations() = old.Decs.NodeDecs
 		c.Replace(w)
 	}

@@ -504,10 +504,10 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) { ur.rewriteGo(c, s, site) }
 	case forkjoin.WaitGroupGo, forkjoin.ErrgroupGo, forkjoin.ErrgroupTryGo, forkjoin.ParlibGroupSpawn:
 		helper := map[forkjoin.SpawnKind]string{
-			forkjoin.WaitGroupGo:      "WaitGroupGo",
-			forkjoin.ErrgroupGo:       "GroupGo",
-			forkjoin.ErrgroupTryGo:    "GroupTryGo",
-			forkjoin.ParlibGroupSpawn: "ParlibGroupSpawn",
+			forkjoin.WaitGroupGo:      rtWaitGroupGo,
+			forkjoin.ErrgroupGo:       rtGroupGo,
+			forkjoin.ErrgroupTryGo:    rtGroupTryGo,
+			forkjoin.ParlibGroupSpawn: rtParlibGroupSpawn,
 		}[s.Kind]
 		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
 			call := c.Node().(*dst.CallExpr)
@@ -517,13 +517,13 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 	case forkjoin.ParlibSpawn:
 		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
 			call := c.Node().(*dst.CallExpr)
-			replaceExpr(c, rtCall("ParlibSpawn", site, call.Fun, call.Args[0]))
+			replaceExpr(c, rtCall(rtParlibSpawn, site, call.Fun, call.Args[0]))
 		}
 	case forkjoin.ParlibDo, forkjoin.ParlibFor:
-		helper := "ParlibDo"
+		helper := rtParlibDo
 		if s.Kind == forkjoin.ParlibFor {
 			fn, _ := typeutil.Callee(ur.info, s.Call).(*types.Func)
-			helper = "Parlib" + fn.Name() // For, ForRange, ForEach
+			helper = rtParlibLoop[fn.Name()] // For, ForRange, ForEach
 		}
 		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
 			// The helper takes parlib's function too (with any explicit
@@ -611,7 +611,7 @@ func (ur *unitRewriter) rewriteGo(c *dstutil.Cursor, s *forkjoin.Spawn, site dst
 	fun := call.Fun
 	if lit, ok := unparen(fun).(*dst.FuncLit); ok && len(call.Args) == 0 && (lit.Type.Results == nil || len(lit.Type.Results.List) == 0) {
 		// go func() {...}(): the literal is the child.
-		replaceStmt(c, g, &dst.ExprStmt{X: rtCall("Go", site, unparen(fun))})
+		replaceStmt(c, g, &dst.ExprStmt{X: rtCall(rtGo, site, unparen(fun))})
 		return
 	}
 	if !ur.stable(s.Call.Fun) {
@@ -630,7 +630,7 @@ func (ur *unitRewriter) rewriteGo(c *dstutil.Cursor, s *forkjoin.Spawn, site dst
 		Type: &dst.FuncType{Func: true, Params: &dst.FieldList{}},
 		Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: inner}}},
 	}
-	spawn := &dst.ExprStmt{X: rtCall("Go", site, closure)}
+	spawn := &dst.ExprStmt{X: rtCall(rtGo, site, closure)}
 	if len(names) == 0 {
 		replaceStmt(c, g, spawn)
 		return
@@ -708,9 +708,9 @@ func (ur *unitRewriter) planSignal(sig *forkjoin.Signal) {
 	if !ur.isMethodCall(call) {
 		return
 	}
-	helper := "WaitGroupDone"
+	helper := rtWaitGroupDone
 	if sig.Kind == forkjoin.Add {
-		helper = "WaitGroupAdd"
+		helper = rtWaitGroupAdd
 	}
 	ur.stats.Signals++
 	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
@@ -741,10 +741,10 @@ func (ur *unitRewriter) planWait(w *forkjoin.Wait) {
 		return
 	}
 	helper := map[forkjoin.WaitKind]string{
-		forkjoin.WaitGroupWait:  "WaitGroupWait",
-		forkjoin.ErrgroupWait:   "GroupWait",
-		forkjoin.ParlibSync:     "ParlibGroupSync",
-		forkjoin.ParlibTaskWait: "ParlibTaskWait",
+		forkjoin.WaitGroupWait:  rtWaitGroupWait,
+		forkjoin.ErrgroupWait:   rtGroupWait,
+		forkjoin.ParlibSync:     rtParlibGroupSync,
+		forkjoin.ParlibTaskWait: rtParlibTaskWait,
 	}[w.Kind]
 	ur.stats.Waits++
 	ur.actions[w.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
@@ -830,9 +830,9 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 				ur.enterAfter[after] = site
 			} else {
 				inside(why)
-				ur.before[p] = append(ur.before[p], &dst.ExprStmt{X: rtCall("CallBegin", site)})
+				ur.before[p] = append(ur.before[p], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
 			}
-			ur.after[p] = append(ur.after[p], &dst.ExprStmt{X: rtCall("CallEnd")})
+			ur.after[p] = append(ur.after[p], &dst.ExprStmt{X: rtCall(rtCallEnd)})
 			ur.stats.Calls++
 			return
 		}
@@ -875,9 +875,9 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		}
 		ur.actions[c.Node] = func(fr *fileRewriter, cur *dstutil.Cursor) {
 			call := cur.Node().(*dst.CallExpr)
-			w := rtCall("Leave1", call)
+			w := rtCall(rtLeave1, call)
 			if after == nil {
-				w = rtCall("Leave", rtCall("Enter", site), call)
+				w = rtCall(rtLeave, rtCall(rtEnter, site), call)
 			}
 			*w.Decorations() = call.Decs.NodeDecs
 			call.Decs.NodeDecs = dst.NodeDecs{}
@@ -895,7 +895,7 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 	}
 	leave := func(fr *fileRewriter, cur *dstutil.Cursor) {
 		call := cur.Node().(*dst.CallExpr)
-		w := rtCall("Leave"+strconv.Itoa(n), call)
+		w := rtCall(rtLeaveN[n], call)
 		*w.Decorations() = call.Decs.NodeDecs
 		call.Decs.NodeDecs = dst.NodeDecs{}
 		cur.Replace(w)
@@ -938,7 +938,7 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 	site := ur.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
 	ur.stats.Calls++
 	inside(why)
-	ur.before[stmt] = append(ur.before[stmt], &dst.ExprStmt{X: rtCall("CallBegin", site)})
+	ur.before[stmt] = append(ur.before[stmt], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
 	ur.actions[c.Node] = leave
 }
 
@@ -1125,8 +1125,8 @@ func (ur *unitRewriter) planProgram() {
 			case fd.Name.Name == "main" && ur.u.pkg.Name == "main" && fr.table == tablePkg:
 				ur.actions[fd] = func(fr *fileRewriter, c *dstutil.Cursor) {
 					body := c.Node().(*dst.FuncDecl).Body
-					start := &dst.ExprStmt{X: rtCall("StartIfNeeded")}
-					finish := &dst.DeferStmt{Call: rtCall("Finish")}
+					start := &dst.ExprStmt{X: rtCall(rtStartIfNeeded)}
+					finish := &dst.DeferStmt{Call: rtCall(rtFinish)}
 					start.Decs.Before, finish.Decs.Before = dst.NewLine, dst.NewLine
 					body.List = append([]dst.Stmt{start, finish}, body.List...)
 				}
@@ -1153,7 +1153,7 @@ func (ur *unitRewriter) planProgram() {
 			}
 			ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
 				call := c.Node().(*dst.CallExpr)
-				call.Args = []dst.Expr{rtCall("BeforeExit", call.Args...)}
+				call.Args = []dst.Expr{rtCall(rtBeforeExit, call.Args...)}
 			}
 			return true
 		})

@@ -16,38 +16,38 @@ import (
 // TestStartStopWritesProfile runs a small program through the package-level
 // API with the real clock, as generated code does, and checks the file it
 // writes: it reads back, and `go tool pprof` shows the critical path. It
-// uses the process-wide run, so it is the only test that calls Start.
+// uses the process-wide run, so it is the only test that calls start.
 func TestStartStopWritesProfile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "p.pb.gz")
-	t.Setenv(EnvOut, out)
+	t.Setenv(envOut, out)
 	measure := steadyMeasure()
-	t.Setenv(EnvMeasure, measure)
-	t.Setenv(EnvBurden, "1us")
-	base := Register([]SiteInfo{
+	t.Setenv(envMeasure, measure)
+	t.Setenv(envBurden, "1us")
+	base := register([]SiteInfo{
 		{File: "api_test.go", Line: 1, Func: "shadow.busy", Caller: "shadow.TestStartStopWritesProfile", Kind: spanprofile.KindSpawn},
 		{File: "api_test.go", Line: 2, Func: "shadow.busy", Caller: "shadow.TestStartStopWritesProfile", Kind: spanprofile.KindCall},
 	})
-	o, err := OptionsFromEnv()
+	o, err := optionsFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Start(o); err != nil {
+	if err := start(o); err != nil {
 		t.Fatal(err)
 	}
-	if err := Start(o); err == nil {
-		t.Error("a second Start succeeded")
+	if err := start(o); err == nil {
+		t.Error("a second start succeeded")
 	}
 	obj := unsafe.Pointer(new(wgStub))
 	for i := 0; i < 4; i++ {
-		Spawn(base, obj, func() { sink += busy(200_000) })
+		spawn(base, obj, func() { sink += busy(200_000) })
 	}
-	Join(obj)
-	Call(base+1, func() { sink += busy(100_000) })
-	if err := Stop(); err != nil {
+	join(obj)
+	call(base+1, func() { sink += busy(100_000) })
+	if err := stopAndWrite(); err != nil {
 		t.Fatal(err)
 	}
-	if err := Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
+	if err := stopAndWrite(); err != nil {
+		t.Errorf("second stopAndWrite: %v", err)
 	}
 	p, err := spanprofile.ReadFile(out)
 	if err != nil {

@@ -19,9 +19,9 @@ package shadow
 // begun deeper was begun by a function that has since returned, and since
 // its end never came, a panic unwound it (or runtime.Goexit, which a
 // deferred call can outlive). unwindTo closes those, innermost first, and
-// an end (CallEnd, SpawnEnd) then ends the innermost invocation only if
-// its own function began it: an end whose begin was not profiled, or was
-// closed already, is unmatched and changes nothing.
+// an end (CallEnd, a child's return) then ends the innermost invocation
+// only if its own function began it: an end whose begin was not profiled,
+// or was closed already, is unmatched and changes nothing.
 //
 // A function at the same depth as one that was unwound (a sibling called
 // after the recover) cannot be told from it: its invocations close at the

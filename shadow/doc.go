@@ -5,30 +5,70 @@
 //
 // # Events
 //
-// The rewriter turns fork/join idioms into calls of this package, each
-// carrying a small integer SiteID from a static table that generated code
-// registers with Register, or the address of a join object:
+// The rewriter turns fork/join idioms into calls of this package's entry
+// points, one per idiom (rewrite/doc.go has the table; rewrite/entrypoints.go
+// names them all, checked against this package by a test), each carrying a
+// small integer SiteID from a static table that generated code registers
+// with Init, or the address of a join object. They make the events of the
+// DAG below:
 //
-//	CallBegin(site) / CallEnd()      an instrumented call
-//	RegionBegin(site) / RegionEnd()  a region of code, measured as a call (nothing generates one yet)
-//	SpawnBegin(site) / SpawnEnd(obj) a spawned child (go, wg.Go, errgroup's Go, parlib);
-//	                                 obj is the join object its return signals, or nil
-//	Done(obj)                        a join contribution (wg.Done, wg.Add(-n))
-//	Wait(obj)                        the return of a wait (wg.Wait, errgroup's Wait, parlib's Sync)
+//	a call         CallBegin(site) / CallEnd(), Enter / Leave, EnterAfter / Leave1-4
+//	a spawn        Go, WaitGroupGo, GroupGo, GroupTryGo, ParlibGroupSpawn, ParlibSpawn,
+//	               ParlibDo, ParlibFor, ParlibForRange, ParlibForEach: a child at site,
+//	               whose return may signal a join object (wg.Go, errgroup's Go, parlib)
+//	a contribution WaitGroupDone, WaitGroupAdd(-n): a join contribution
+//	a wait         WaitGroupWait, GroupWait, ParlibGroupSync, ParlibTaskWait, and the
+//	               implicit sync of parlib.Do and the loops
 //
-// In serial mode a spawned child runs inline between SpawnBegin and
-// SpawnEnd, so the events arrive in the serial elision's order and results
-// are deterministic for deterministic programs. The package-level entry
-// points take events from the goroutine that holds the engine only, and
-// count and ignore the others' (gate.go); in a test binary the engine is
-// handed from test to test, and to subtests and back, where the testing
-// package does the same (hold.go). An invocation that a recovered panic
-// unwound is closed at the next event of a function above it (depth.go).
-// What was not profiled goes into the profile (notprof.go). A spawn at a
-// Goroutine site (one the analyzer finds not elidable) runs as a real
-// goroutine, and so does every spawn in parallel mode: from then on each
-// goroutine spawned at a site has a shadow state of its own and every event
-// takes the engine's lock (parallel accounting, parallel.go).
+// In serial mode a spawned child runs inline, inside the entry point, so the
+// events arrive in the serial elision's order and results are deterministic
+// for deterministic programs. The entry points take events from the
+// goroutine that holds the engine only, and count and ignore the others'
+// (gate.go); in a test binary the engine is handed from test to test, and to
+// subtests and back, where the testing package does the same (hold.go). An
+// invocation that a recovered panic unwound is closed at the next event of a
+// function above it (depth.go). What was not profiled goes into the profile
+// (notprof.go). A spawn at a Goroutine site (one the analyzer finds not
+// elidable) runs as a real goroutine, and so does every spawn in parallel
+// mode: from then on each goroutine spawned at a site has a shadow state of
+// its own and every event takes the engine's lock (parallel accounting,
+// parallel.go).
+//
+// # Files
+//
+// The interface of generated code (emit.go has what its files share: how a
+// spawn's child runs, joins, calls):
+//
+//	emit_call.go      instrumented calls
+//	emit_go.go        go statements
+//	emit_waitgroup.go sync.WaitGroup
+//	emit_errgroup.go  errgroup.Group, by a constraint rather than an import
+//	emit_parlib.go    parlib's groups, tasks and Do
+//	emit_loop.go      parlib's loops, split as parlib splits them
+//	hold.go           test binaries: the engine handed from test to test
+//	lifecycle.go      the run in the process: its options, start, end and profile file
+//
+// The engine:
+//
+//	engine.go         the engine: frames, tasks, strands, and serial mode's events
+//	parallel.go       parallel accounting: a state per goroutine, events under a lock
+//	mode.go           the run modes, and each one's default measure
+//	gate.go           which goroutine's events the engine takes
+//	depth.go          invocations that a recovered panic unwound
+//	sites.go          the site tables that generated code registers
+//	cct.go            the calling-context tree
+//	prof.go           Cilkprof's prof structure, made persistent
+//	record.go         the records of local span along a path
+//	joins.go          the join objects' accumulators
+//	result.go         the end of a run, and its profile
+//	calibrate.go      the instrumentation's cost per event and the burden, at start-up
+//	strands.go        several runs merged strand by strand (-count)
+//	notprof.go        what the run saw but did not profile
+//	trust*.go         the trust figures: what the machine did to the run
+//	watchdog.go       serial mode's own deadlocks, and the program's
+//	signal.go         how a run ended; SIGINT and SIGTERM
+//	request.go        whether the process was asked for a profile
+//	getg_*.go, cpu_*.go, die_*.go, pin_*.go, timers_*.go: per platform
 //
 // # The DAG
 //

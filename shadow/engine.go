@@ -5,26 +5,27 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// Reader is the one method of a measure that the hot path calls.
+// reader is the one method of a measure that the hot path calls.
 // perf.Measure satisfies it.
-type Reader interface {
+type reader interface {
 	Read() uint64
 }
 
-// Config configures an Engine.
-type Config struct {
-	Measure     Reader
-	MeasureName string // clock, instructions, cycles, task-clock, synthetic
-	Unit        string // nanoseconds, instructions, cycles
-	Mode        string // serial or parallel
+// config configures an engine.
+type config struct {
+	Measure     reader
+	MeasureName string  // perf's name of it: perf.CPU, perf.Clock, perf.Instructions, ...
+	Unit        string  // nanoseconds, instructions, cycles
+	Mode        runMode // serial or parallel
 	// PerThread reports that Measure counts one OS thread only (a hardware
 	// counter): a goroutine that runs in parallel then locks its thread and
 	// measures with a reader of its own from Open.
 	PerThread bool
-	Open      func() (Reader, func(), error)
+	Open      func() (reader, func(), error)
 	// Burden is the scheduling cost charged to every spawn's continuation
 	// edge for the burdened span (Cilkview Figure 13), in Unit.
 	Burden int64
@@ -110,7 +111,7 @@ type gstate struct {
 	kids       int    // live goroutines spawned from this state
 	dead       bool   // the goroutine ended, and some kids are still live
 
-	m     Reader
+	m     reader
 	close func() // closes m if the goroutine opened it
 	last  uint64 // the measure at the end of the goroutine's last event
 	g     uintptr
@@ -124,7 +125,7 @@ type value struct {
 	chain *record
 }
 
-// Engine is the shadow runtime of one profiled run in serial mode: it keeps
+// engine is the shadow runtime of one profiled run: it keeps
 // Cilkview's work, span and burdened span and Cilkprof's per-context
 // measurements as the program's parallel-control events arrive.
 //
@@ -134,15 +135,16 @@ type value struct {
 // need not nest: a child starts at its parent's time, a Done takes the
 // maximum into its join object, and a Wait takes the maximum back. See
 // doc.go for the definitions of every measurement.
-type Engine struct {
-	// gstate is the state of the goroutine whose event is being taken: the
+type engine struct {
+	// cur is the state of the goroutine whose event is being taken: the
 	// profiled goroutine's in serial mode, the caller's under the lock in
-	// parallel accounting.
-	*gstate
+	// parallel accounting. root is the state of the goroutine that holds
+	// the engine (hold.go).
+	cur  *gstate
 	root *gstate
 
-	cfg        Config
-	m          Reader
+	cfg        config
+	m          reader
 	overhead   int64
 	subtracted int64
 
@@ -191,7 +193,7 @@ type Engine struct {
 	ended    int64 // the work of the child spawnEnd ended last
 	twoReads bool  // restart reads the measure after every event
 	par      parallel
-	allG     []*gstate // every goroutine state made, for Stop and the memory count
+	allG     []*gstate // every goroutine state made, for stop and the memory count
 	freeG    []*gstate
 
 	hasSink bool
@@ -201,38 +203,32 @@ type Engine struct {
 	halting atomic.Bool // a signal is ending the run (halt, signal.go)
 }
 
-// NewEngine starts a run measured by cfg.Measure over the sites of the
-// process-wide registry.
-func NewEngine(cfg Config) *Engine { return newEngine(cfg, &registry) }
-
-func newEngine(cfg Config, tab *siteTable) *Engine {
-	if cfg.Mode == "" {
-		cfg.Mode = "serial"
-	}
-	e := &Engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), home: getg()}
+func newEngine(cfg config, tab *siteTable) *engine {
+	e := &engine{cfg: cfg, m: cfg.Measure, overhead: cfg.Overhead, tab: tab, cct: newContexts(), home: getg()}
 	e.owner.Store(e.home)
 	e.homeHold = &hold{g: e.home, m: cfg.Measure, id: goroutineID()}
 	e.hold = e.homeHold
 	e.root = &gstate{m: cfg.Measure, g: e.home}
-	e.gstate = e.root
+	e.cur = e.root
 	e.allG = append(e.allG, e.root)
 	e.joins.init()
 	e.growSites()
 	e.nextID = 1
-	e.tasks = append(e.tasks, task{base: 0})
-	e.frames = append(e.frames, frame{id: e.nextID, site: -1, conn: true})
+	e.root.tasks = append(e.root.tasks, task{base: 0})
+	e.root.frames = append(e.root.frames, frame{id: e.nextID, site: -1, conn: true})
 	e.nextID++
-	e.twoReads = cfg.MeasureName == "clock" || cfg.MeasureName == "cpu"
-	if cfg.Mode == "parallel" {
+	e.twoReads = cfg.MeasureName == perf.Clock || cfg.MeasureName == perf.CPU
+	if cfg.Mode == parallelMode {
 		e.enablePar()
 	}
-	e.last = e.m.Read()
+	e.root.last = e.m.Read()
 	return e
 }
 
 // growSites sizes the per-site arrays to the table, which grows when a
 // package registers its sites after the run started (table doubling).
-func (e *Engine) growSites() {
+func (e *engine) growSites() {
+	st := e.cur
 	e.tab.mu.Lock()
 	e.fn = append(e.fn[:0], e.tab.fn...)
 	for len(e.goSite) < len(e.tab.sites) {
@@ -240,9 +236,9 @@ func (e *Engine) growSites() {
 	}
 	e.tab.mu.Unlock()
 	n := len(e.fn)
-	for len(e.active) < n {
-		e.active = append(e.active, 0)
-		e.foldCtx = append(e.foldCtx, 0)
+	for len(st.active) < n {
+		st.active = append(st.active, 0)
+		st.foldCtx = append(st.foldCtx, 0)
 	}
 	nf := 0
 	for _, f := range e.fn {
@@ -250,18 +246,18 @@ func (e *Engine) growSites() {
 			nf = int(f) + 1
 		}
 	}
-	for len(e.activeFn) < nf {
-		e.activeFn = append(e.activeFn, 0)
+	for len(st.activeFn) < nf {
+		st.activeFn = append(st.activeFn, 0)
 	}
 }
 
 // tick ends the current strand: it reads the measure, subtracts the
 // instrumentation's own cost and charges the rest to the innermost frame.
-func (e *Engine) tick() {
+func (e *engine) tick() {
 	if e.halting.Load() {
 		e.halted()
 	}
-	e.tickAt(e.gstate.m.Read())
+	e.tickAt(e.cur.m.Read())
 }
 
 // restart starts the next strand after an event, where the measure is
@@ -271,16 +267,17 @@ func (e *Engine) tick() {
 // misses: treesum's serial work read 2x its parallel-mode work with one
 // read per event. Counters cost microseconds per read and count no cache
 // misses, so for them the calibration stays.
-func (e *Engine) restart() {
+func (e *engine) restart() {
 	if e.twoReads {
-		e.gstate.last = e.gstate.m.Read()
+		e.cur.last = e.cur.m.Read()
 	}
 }
 
 // tickAt is tick with the measure already read.
-func (e *Engine) tickAt(now uint64) {
-	raw := int64(now - e.last)
-	e.last = now
+func (e *engine) tickAt(now uint64) {
+	st := e.cur
+	raw := int64(now - st.last)
+	st.last = now
 	e.seq++
 	if e.merge != nil {
 		raw = e.mergeStrand(raw)
@@ -297,10 +294,11 @@ func (e *Engine) tickAt(now uint64) {
 	e.strand(d)
 }
 
-func (e *Engine) strand(d int64) {
+func (e *engine) strand(d int64) {
+	st := e.cur
 	e.work += d
-	e.gstate.work += d
-	f := &e.frames[len(e.frames)-1]
+	st.work += d
+	f := &st.frames[len(st.frames)-1]
 	f.ownWork += d
 	f.o += d
 	f.mark = e.seq
@@ -308,7 +306,7 @@ func (e *Engine) strand(d int64) {
 		e.rp.release(f.rec)
 		f.rec = nil
 	}
-	tk := &e.tasks[len(e.tasks)-1]
+	tk := &st.tasks[len(st.tasks)-1]
 	tk.t += d
 	tk.tb += d
 	e.pp.addSpan(&tk.path, f.ctx, d)
@@ -316,55 +314,57 @@ func (e *Engine) strand(d int64) {
 
 // push starts an invocation of site in the current task, begun by a Go
 // function at depth d (noDepth: unknown).
-func (e *Engine) push(site SiteID, d uintptr) {
+func (e *engine) push(site SiteID, d uintptr) {
+	st := e.cur
 	s := int32(site)
-	if int(s) >= len(e.active) {
+	if int(s) >= len(st.active) {
 		e.growSites()
 	}
-	parent := &e.frames[len(e.frames)-1]
+	parent := &st.frames[len(st.frames)-1]
 	var ctx int32
 	switch {
-	case e.active[s] > 0:
-		ctx = e.foldCtx[s] // fold recursion: back to the outer invocation's context
+	case st.active[s] > 0:
+		ctx = st.foldCtx[s] // fold recursion: back to the outer invocation's context
 	case parent.lastSite == s+1:
 		ctx = parent.lastCtx
-		e.foldCtx[s] = ctx
+		st.foldCtx[s] = ctx
 	default:
 		ctx = e.cct.child(parent.ctx, s)
 		parent.lastSite, parent.lastCtx = s+1, ctx
-		e.foldCtx[s] = ctx
+		st.foldCtx[s] = ctx
 	}
 	fn := e.fn[s]
-	tk := &e.tasks[len(e.tasks)-1]
-	if len(e.frames) == cap(e.frames) {
-		e.frames = append(e.frames, frame{})[:len(e.frames)]
+	tk := &st.tasks[len(st.tasks)-1]
+	if len(st.frames) == cap(st.frames) {
+		st.frames = append(st.frames, frame{})[:len(st.frames)]
 	}
 	// Fill the new slot field by field: its pointer fields are already nil
 	// (pop clears them), so this costs no write barriers or bulk copy.
-	e.frames = e.frames[:len(e.frames)+1]
-	f := &e.frames[len(e.frames)-1]
+	st.frames = st.frames[:len(st.frames)+1]
+	f := &st.frames[len(st.frames)-1]
 	f.id, f.start, f.mark = e.nextID, e.seq, e.seq
 	f.site, f.ctx, f.fn = s, ctx, fn
-	f.topCS, f.topCaller = e.active[s] == 0, e.activeFn[fn] == 0
-	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, e.gstate.work, 0, 0, 0, true
+	f.topCS, f.topCaller = st.active[s] == 0, st.activeFn[fn] == 0
+	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, st.work, 0, 0, 0, true
 	f.lastSite = 0
 	f.issuer = d
 	if d == noDepth {
 		f.issuer = 0 // never found unwound
 	}
 	e.nextID++
-	e.active[s]++
-	e.activeFn[fn]++
+	st.active[s]++
+	st.activeFn[fn]++
 }
 
 // finish records a completed invocation: on the work profile always, and on
 // the current path, which is the longest path to the invocation's end. It
 // passes the work of goroutines credited to f on to the frame below, and
 // returns the invocation's work.
-func (e *Engine) finish(f *frame, tk *task) int64 {
-	work, span := e.gstate.work-f.w0+f.subWork, tk.t-f.t0
+func (e *engine) finish(f *frame, tk *task) int64 {
+	st := e.cur
+	work, span := st.work-f.w0+f.subWork, tk.t-f.t0
 	if f.subWork != 0 {
-		e.frames[len(e.frames)-2].subWork += f.subWork
+		st.frames[len(st.frames)-2].subWork += f.subWork
 	}
 	for int(f.ctx) >= len(e.onWork) {
 		e.onWork = append(e.onWork, spanprofile.Measurement{})
@@ -396,30 +396,32 @@ func (e *Engine) finish(f *frame, tk *task) int64 {
 		}
 		e.pp.updatePtr(&tk.path, f.ctx, &m)
 	}
-	e.active[f.site]--
-	e.activeFn[f.fn]--
+	st.active[f.site]--
+	st.activeFn[f.fn]--
 	return work
 }
 
 // pop removes the innermost frame and returns its up chain, which the caller
 // now owns.
-func (e *Engine) pop() (conn bool, up *record) {
-	n := len(e.frames) - 1
-	f := &e.frames[n]
+func (e *engine) pop() (conn bool, up *record) {
+	st := e.cur
+	n := len(st.frames) - 1
+	f := &st.frames[n]
 	if f.rec != nil {
 		e.rp.release(f.rec)
 	}
 	conn, up = f.conn, f.up
 	f.up, f.rec = nil, nil
-	e.frames = e.frames[:n]
+	st.frames = st.frames[:n]
 	return conn, up
 }
 
 // recordOf returns the record of frame i's current state, owned by the
 // frame (callers retain what they keep). Records of a frame are rebuilt only
 // after its state changed, so a chain of calls pays O(1) amortized.
-func (e *Engine) recordOf(i int) *record {
-	f := &e.frames[i]
+func (e *engine) recordOf(i int) *record {
+	st := e.cur
+	f := &st.frames[i]
 	if f.rec != nil {
 		return f.rec
 	}
@@ -427,8 +429,8 @@ func (e *Engine) recordOf(i int) *record {
 	switch {
 	case !f.conn:
 		up = f.up
-	case i == e.tasks[len(e.tasks)-1].base:
-		up = e.tasks[len(e.tasks)-1].fork
+	case i == st.tasks[len(st.tasks)-1].base:
+		up = st.tasks[len(st.tasks)-1].fork
 	case i > 0:
 		up = e.recordOf(i - 1)
 	}
@@ -439,7 +441,7 @@ func (e *Engine) recordOf(i int) *record {
 // adopt updates frame f after the path to the current point was replaced by
 // one whose record chain is chain: f's own strands on the new path are those
 // the chain records for f, or none.
-func (e *Engine) adopt(f *frame, chain *record) {
+func (e *engine) adopt(f *frame, chain *record) {
 	old := f.up
 	if r := find(chain, f.id, f.start); r != nil {
 		f.o, f.conn = r.o, r.conn
@@ -459,12 +461,11 @@ func (e *Engine) adopt(f *frame, chain *record) {
 	}
 }
 
-// CallBegin marks the start of an instrumented call (or region) at site.
-// The Engine's methods take events whose Go frame is not known (noDepth):
-// the package-level entry points measure it (depth.go).
-func (e *Engine) CallBegin(site SiteID) { e.callBegin(site, noDepth) }
-
-func (e *Engine) callBegin(site SiteID, d uintptr) {
+// callBegin marks the start of an instrumented call at site, made by the Go
+// function at depth d. The engine's events take that depth, which the
+// package-level entry points measure (depth.go), or noDepth where the
+// function is not known.
+func (e *engine) callBegin(site SiteID, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.push(site, d)
@@ -475,18 +476,16 @@ func (e *Engine) callBegin(site SiteID, d uintptr) {
 // the event; parallel accounting (parallel.go) ends the strand itself and
 // calls the bodies: callEnd, spawnBegin, spawnEnd, done and wait.
 
-// CallEnd marks the return of the innermost instrumented call.
-func (e *Engine) CallEnd() { e.callEndAt(noDepth) }
-
-// callEndAt takes the return of the call that the Go function at depth d
-// began. Invocations begun deeper were unwound (unwind); if what is left
+// callEndAt marks the return of the innermost instrumented call, the one
+// that the Go function at depth d began. Invocations begun deeper were unwound (unwind); if what is left
 // on top is not a call that function began (its begin was not profiled,
 // or is already closed), the end is unmatched and changes nothing.
-func (e *Engine) callEndAt(d uintptr) {
+func (e *engine) callEndAt(d uintptr) {
+	st := e.cur
 	e.tick()
 	e.unwindTo(d)
 	// endsCall, written out: this is every instrumented call's end.
-	if n := len(e.frames) - 1; n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
+	if n := len(st.frames) - 1; n > st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
 		e.callEnd()
 	} else {
 		e.note(whyUnmatched, 0, -1)
@@ -496,22 +495,24 @@ func (e *Engine) callEndAt(d uintptr) {
 
 // endsCall unwinds to depth d and reports whether the innermost frame is a
 // call that an end from depth d ends.
-func (e *Engine) endsCall(d uintptr) bool {
+func (e *engine) endsCall(d uintptr) bool {
+	st := e.cur
 	e.unwindTo(d)
-	n := len(e.frames) - 1
-	return n > e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d)
+	n := len(st.frames) - 1
+	return n > st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d)
 }
 
 // endsSpawn is endsCall for the end of a spawned child.
-func (e *Engine) endsSpawn(d uintptr) bool {
+func (e *engine) endsSpawn(d uintptr) bool {
+	st := e.cur
 	e.unwindTo(d)
-	n := len(e.frames) - 1
-	return len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d)
+	n := len(st.frames) - 1
+	return len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d)
 }
 
 // matches reports whether frame n was begun at depth d, as far as is known.
-func (e *Engine) matches(n int, d uintptr) bool {
-	is := e.frames[n].issuer
+func (e *engine) matches(n int, d uintptr) bool {
+	is := e.cur.frames[n].issuer
 	return is == d || is == 0 || d == noDepth
 }
 
@@ -519,8 +520,8 @@ func (e *Engine) matches(n int, d uintptr) bool {
 // before an event from the Go function at depth d: those begun by a
 // function deeper than it, which must have returned for d to run. It is
 // the hot path's only cost for this: a load and a comparison.
-func (e *Engine) unwindTo(d uintptr) {
-	if e.frames[len(e.frames)-1].issuer > d {
+func (e *engine) unwindTo(d uintptr) {
+	if e.cur.frames[len(e.cur.frames)-1].issuer > d {
 		e.unwind(d)
 	}
 }
@@ -532,10 +533,11 @@ func (e *Engine) unwindTo(d uintptr) {
 // its return never happened.
 //
 //go:noinline
-func (e *Engine) unwind(d uintptr) {
+func (e *engine) unwind(d uintptr) {
+	st := e.cur
 	for {
-		n := len(e.frames) - 1
-		if n < e.floor || n == 0 || e.frames[n].issuer <= d {
+		n := len(st.frames) - 1
+		if n < st.floor || n == 0 || st.frames[n].issuer <= d {
 			return
 		}
 		e.closeTop()
@@ -544,56 +546,56 @@ func (e *Engine) unwind(d uintptr) {
 }
 
 // closeTop ends the innermost frame, a call or an inline child.
-func (e *Engine) closeTop() {
-	if len(e.frames)-1 == e.tasks[len(e.tasks)-1].base {
+func (e *engine) closeTop() {
+	st := e.cur
+	if len(st.frames)-1 == st.tasks[len(st.tasks)-1].base {
 		e.spawnEnd(nil)
 	} else {
 		e.callEnd()
 	}
 }
 
-func (e *Engine) callEnd() {
-	tk := &e.tasks[len(e.tasks)-1]
-	e.finish(&e.frames[len(e.frames)-1], tk)
+func (e *engine) callEnd() {
+	st := e.cur
+	tk := &st.tasks[len(st.tasks)-1]
+	e.finish(&st.frames[len(st.frames)-1], tk)
 	conn, up := e.pop()
 	if !conn {
 		// The longest path to here does not pass the callee's start, so
 		// it may not pass the caller's own strands before the call.
-		e.adopt(&e.frames[len(e.frames)-1], up)
+		e.adopt(&st.frames[len(st.frames)-1], up)
 	}
 	e.rp.release(up)
 }
 
-// SpawnBegin marks a spawn at site; in serial mode the child runs inline
-// right after, and SpawnEnd marks its return.
-func (e *Engine) SpawnBegin(site SiteID) { e.spawnBeginAt(site, noDepth) }
-
-func (e *Engine) spawnBeginAt(site SiteID, d uintptr) {
+// spawnBeginAt marks a spawn at site; in serial mode the child runs inline
+// right after, and spawnEndAt marks its return.
+func (e *engine) spawnBeginAt(site SiteID, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.spawnBegin(site, d)
 	e.restart()
 }
 
-func (e *Engine) spawnBegin(site SiteID, d uintptr) {
+func (e *engine) spawnBegin(site SiteID, d uintptr) {
+	st := e.cur
 	e.spawns++
-	pt := len(e.tasks) - 1
-	fork := e.rp.retain(e.recordOf(len(e.frames) - 1))
-	child := task{t: e.tasks[pt].t, tb: e.tasks[pt].tb, path: e.pp.share(&e.tasks[pt].path), base: len(e.frames), fork: fork}
-	e.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
-	e.tasks = append(e.tasks, child)
+	pt := len(st.tasks) - 1
+	fork := e.rp.retain(e.recordOf(len(st.frames) - 1))
+	child := task{t: st.tasks[pt].t, tb: st.tasks[pt].tb, path: e.pp.share(&st.tasks[pt].path), base: len(st.frames), fork: fork}
+	st.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
+	st.tasks = append(st.tasks, child)
 	e.push(site, d)
 }
 
-// SpawnEnd marks the return of the spawned child. If obj is not nil the
+// spawnEndAt marks the return of the spawned child. If obj is not nil the
 // return signals that join object (wg.Go, errgroup's Go).
-func (e *Engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
-
-func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
+func (e *engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
+	st := e.cur
 	e.tick()
 	e.unwindTo(d)
 	// endsSpawn, written out: this is every spawn's end.
-	if n := len(e.frames) - 1; len(e.tasks) > 1 && n == e.tasks[len(e.tasks)-1].base && n >= e.floor && e.matches(n, d) {
+	if n := len(st.frames) - 1; len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
 		e.spawnEnd(obj)
 	} else {
 		e.note(whyUnmatched, 0, -1)
@@ -601,17 +603,18 @@ func (e *Engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	e.restart()
 }
 
-func (e *Engine) spawnEnd(obj unsafe.Pointer) {
-	n := len(e.frames) - 1
-	tk := &e.tasks[len(e.tasks)-1]
-	e.ended = e.finish(&e.frames[n], tk)
+func (e *engine) spawnEnd(obj unsafe.Pointer) {
+	st := e.cur
+	n := len(st.frames) - 1
+	tk := &st.tasks[len(st.tasks)-1]
+	e.ended = e.finish(&st.frames[n], tk)
 	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n))}
 	tk.path = prof{}
 	_, up := e.pop()
 	e.rp.release(up)
 	e.rp.release(tk.fork)
 	*tk = task{}
-	e.tasks = e.tasks[:len(e.tasks)-1]
+	st.tasks = st.tasks[:len(st.tasks)-1]
 	e.offerSink(&v)
 	if obj != nil {
 		e.contribute(obj, v)
@@ -620,29 +623,28 @@ func (e *Engine) spawnEnd(obj unsafe.Pointer) {
 	}
 }
 
-// Done marks a join contribution to obj from the current point (wg.Done,
+// doneAt marks a join contribution to obj from the current point (wg.Done,
 // a negative wg.Add). The invocations open in this goroutine contribute
 // what they have done so far to the path that reaches the join object.
-func (e *Engine) Done(obj unsafe.Pointer) { e.doneAt(obj, noDepth) }
-
-func (e *Engine) doneAt(obj unsafe.Pointer, d uintptr) {
+func (e *engine) doneAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.done(obj)
 	e.restart()
 }
 
-func (e *Engine) done(obj unsafe.Pointer) {
-	tk := &e.tasks[len(e.tasks)-1]
-	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(e.frames) - 1))}
+func (e *engine) done(obj unsafe.Pointer) {
+	st := e.cur
+	tk := &st.tasks[len(st.tasks)-1]
+	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(st.frames) - 1))}
 	var sub int64
-	for i := len(e.frames) - 1; i >= tk.base; i-- {
-		f := &e.frames[i]
+	for i := len(st.frames) - 1; i >= tk.base; i-- {
+		f := &st.frames[i]
 		if f.site < 0 {
 			continue // the program's root is no invocation
 		}
 		sub += f.subWork // the callees' credits are not passed down yet
-		work, span := e.gstate.work-f.w0+sub, tk.t-f.t0
+		work, span := st.work-f.w0+sub, tk.t-f.t0
 		m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: f.ownWork}}
 		if f.topCS {
 			m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
@@ -655,32 +657,31 @@ func (e *Engine) done(obj unsafe.Pointer) {
 	e.contribute(obj, v)
 }
 
-// Wait marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
+// waitAt marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
 // parlib sync): the waiter continues from the longest of its own path and
 // the paths that signalled obj since the last wait on it.
-func (e *Engine) Wait(obj unsafe.Pointer) { e.waitAt(obj, noDepth) }
-
-func (e *Engine) waitAt(obj unsafe.Pointer, d uintptr) {
+func (e *engine) waitAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	e.wait(obj)
 	e.restart()
 }
 
-func (e *Engine) wait(obj unsafe.Pointer) {
+func (e *engine) wait(obj unsafe.Pointer) {
+	st := e.cur
 	e.syncs++
 	acc, ok := e.joins.take(obj)
 	if !ok {
 		return
 	}
-	tk := &e.tasks[len(e.tasks)-1]
+	tk := &st.tasks[len(st.tasks)-1]
 	if acc.tb > tk.tb {
 		tk.tb = acc.tb
 	}
 	if acc.t > tk.t {
 		tk.t = acc.t
 		e.pp.assign(&tk.path, &acc.path)
-		e.adopt(&e.frames[len(e.frames)-1], acc.chain)
+		e.adopt(&st.frames[len(st.frames)-1], acc.chain)
 	} else {
 		e.pp.init(&acc.path)
 	}
@@ -690,12 +691,12 @@ func (e *Engine) wait(obj unsafe.Pointer) {
 // join is a wait on obj that is no sync of the program's: the implicit
 // joins of a run that ended early (result.go). wait's body is not split
 // out for it: every wait of the program would pay a call.
-func (e *Engine) join(obj unsafe.Pointer) {
+func (e *engine) join(obj unsafe.Pointer) {
 	e.wait(obj)
 	e.syncs--
 }
 
-func (e *Engine) contribute(obj unsafe.Pointer, v value) {
+func (e *engine) contribute(obj unsafe.Pointer, v value) {
 	acc := e.joins.get(obj)
 	if v.tb > acc.tb {
 		acc.tb = v.tb
@@ -709,7 +710,7 @@ func (e *Engine) contribute(obj unsafe.Pointer, v value) {
 	e.drop(&v)
 }
 
-func (e *Engine) drop(v *value) {
+func (e *engine) drop(v *value) {
 	e.pp.init(&v.path)
 	e.rp.release(v.chain)
 	v.chain = nil
@@ -717,7 +718,7 @@ func (e *Engine) drop(v *value) {
 
 // offerSink makes v the end of the critical path if it is the longest so
 // far: the span is the longest path to any sink, joined or not.
-func (e *Engine) offerSink(v *value) {
+func (e *engine) offerSink(v *value) {
 	if v.tb > e.sinkTb {
 		e.sinkTb = v.tb
 	}
@@ -731,14 +732,15 @@ func (e *Engine) offerSink(v *value) {
 // run read it, merged with the runs before (strands.go).
 //
 //go:noinline
-func (e *Engine) mergeStrand(raw int64) int64 {
+func (e *engine) mergeStrand(raw int64) int64 {
+	st := e.cur
 	if e.par.on.Load() {
 		// Goroutines that run for real end their strands in the order the
 		// scheduler picks: no two runs match.
 		e.merge.stopAt("goroutines ran in parallel, so no two runs' strands match")
 		return raw
 	}
-	f := &e.frames[len(e.frames)-1]
-	tag := uint64(uint32(f.site+1)) | uint64(len(e.frames))<<32 | uint64(len(e.tasks))<<48
+	f := &st.frames[len(st.frames)-1]
+	tag := uint64(uint32(f.site+1)) | uint64(len(st.frames))<<32 | uint64(len(st.tasks))<<48
 	return e.merge.merge(raw, tag)
 }

@@ -14,8 +14,8 @@ import (
 // (f(t.Wait())) joins the caller, whose child does not lengthen f's span.
 // Leave(Enter(site), f(g())) would begin f before g and the join.
 func TestEnterAfterChargesArgumentsToTheCaller(t *testing.T) {
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) {
 			m := &synthetic{}
 			tab := &siteTable{}
 			tab.add([]SiteInfo{
@@ -23,22 +23,22 @@ func TestEnterAfterChargesArgumentsToTheCaller(t *testing.T) {
 				{File: "a.go", Line: 2, Func: "f", Caller: "main", Kind: spanprofile.KindCall},
 				{File: "a.go", Line: 3, Func: "g", Caller: "main", Kind: spanprofile.KindCall},
 			})
-			e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, tab)
+			e := newEngine(config{Measure: m, MeasureName: "synthetic", Mode: mode}, tab)
 			withEngine(t, e)
 			f := func(x int) int { m.now += 1; return x }
 			g := func() int { m.now += 10; return 1 }
 			obj := unsafe.Pointer(new(wgStub))
-			join := func() int { Join(obj); return 2 }
+			wait := func() int { join(obj); return 2 }
 
 			m.now += 5
-			Spawn(0, obj, func() { m.now += 100 })
-			x := Leave1(f(EnterAfter(join(), 1)))               // f(t.Wait())
+			spawn(0, obj, func() { m.now += 100 })
+			x := Leave1(f(EnterAfter(wait(), 1)))               // f(t.Wait())
 			y := Leave1(f(EnterAfter(Leave(Enter(2), g()), 1))) // f(g())
 			z, _ := Leave2(func(a int) (int, int) { m.now += 1; return a, a }(EnterAfter(g(), 1)))
 			if x != 2 || y != 1 || z != 1 {
 				t.Fatalf("results %d %d %d, want 2 1 1", x, y, z)
 			}
-			p := e.Stop()
+			p := e.stop()
 			if p.Work != 5+100+3*1+2*10 || p.Span != 5+100+3+20 {
 				t.Errorf("work %d span %d, want 128 and 128", p.Work, p.Span)
 			}

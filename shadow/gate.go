@@ -7,8 +7,8 @@ package shadow
 // b.RunParallel body, or a goroutine that an earlier test left running, and
 // their events would corrupt the engine. So every entry point first checks
 // that the calling goroutine holds the engine; an event from any other is
-// counted (notprof.go) and ignored, and the helpers of emit.go do what the
-// original code did (a real go statement, wg.Go, g.Go, ...).
+// counted (notprof.go) and ignored, and the entry points of generated code
+// (emit.go) do what the original code did (a real go statement, wg.Go, g.Go, ...).
 //
 // The goroutine that holds the engine is the one that started the run,
 // unless it was handed over: in a test binary each test, and each subtest,
@@ -27,7 +27,7 @@ package shadow
 // In parallel accounting (parallel.go) every goroutine spawned at a site has
 // a state of its own, and begin returns nil: the callers take the parallel
 // path.
-func begin(g uintptr, site SiteID) *Engine {
+func begin(g uintptr, site SiteID) *engine {
 	e := current
 	if e == nil || e.par.on.Load() {
 		return nil
@@ -43,7 +43,7 @@ func begin(g uintptr, site SiteID) *Engine {
 // (hold.go); any other's event is counted and ignored.
 //
 //go:noinline
-func (e *Engine) foreign(g uintptr, site SiteID) *Engine {
+func (e *engine) foreign(g uintptr, site SiteID) *engine {
 	if g == e.home && e.retakeHome() {
 		return e
 	}

@@ -8,7 +8,7 @@ import (
 
 // withEngine makes e the running engine for the package-level entry points
 // for the length of a test. Not parallel: it sets the process-wide run.
-func withEngine(t *testing.T, e *Engine) {
+func withEngine(t *testing.T, e *engine) {
 	old := current
 	current = e
 	t.Cleanup(func() { current = old })
@@ -22,7 +22,7 @@ func TestForeignGoroutinesAreIgnored(t *testing.T) {
 		t.Skip("no goroutine identity on this architecture")
 	}
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, benchTable())
 	withEngine(t, e)
 
 	var ran sync.WaitGroup
@@ -46,12 +46,12 @@ func TestForeignGoroutinesAreIgnored(t *testing.T) {
 	obj := unsafe.Pointer(new(wgStub))
 	for i := 0; i < 200; i++ {
 		m.now += 2
-		Spawn(0, obj, func() { m.now += 3 })
-		Join(obj)
+		spawn(0, obj, func() { m.now += 3 })
+		join(obj)
 	}
 	foreign.Wait()
 	ran.Wait()
-	p := e.Stop()
+	p := e.stop()
 	if p.Spawns != 200 || p.Syncs != 200 || p.Work != 1000 {
 		t.Errorf("spawns %d, syncs %d, work %d; want 200, 200, 1000 from the profiled goroutine alone", p.Spawns, p.Syncs, p.Work)
 	}
@@ -64,17 +64,17 @@ func TestForeignGoroutinesAreIgnored(t *testing.T) {
 // lost to a recovered panic) does not pop the root.
 func TestUnmatchedEndsAreIgnored(t *testing.T) {
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, benchTable())
 	withEngine(t, e)
 	CallEnd()
-	SpawnEnd(nil)
-	SpawnBegin(0)
+	spawnEnd(nil)
+	spawnBegin(0)
 	CallEnd() // the spawned child's root frame is no call
-	SpawnEnd(nil)
+	spawnEnd(nil)
 	if got := e.notProf.events[whyUnmatched].Load(); got != 3 {
 		t.Errorf("%d unmatched ends counted, want 3", got)
 	}
-	if p := e.Stop(); p.Spawns != 1 {
+	if p := e.stop(); p.Spawns != 1 {
 		t.Errorf("spawns %d, want 1", p.Spawns)
 	}
 }

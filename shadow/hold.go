@@ -63,7 +63,7 @@ type hold struct {
 	paused bool
 	// m is the measure of the goroutine's thread where the measure counts
 	// one thread (nil: the shared one), and closeM closes it.
-	m      Reader
+	m      reader
 	closeM func()
 }
 
@@ -73,7 +73,7 @@ var handMu sync.Mutex
 
 // TestHold is a test goroutine's claim on the engine, from BeginTest.
 type TestHold struct {
-	e *Engine
+	e *engine
 	h *hold
 }
 
@@ -144,7 +144,7 @@ func TestFuzz(site SiteID, fuzz func(any), ff any) {
 
 // waitRun begins the call of a subtest at site on goroutine g, if g holds
 // the engine, and marks g waiting in t.Run.
-func waitRun(g uintptr, site SiteID, d uintptr) (*Engine, *hold) {
+func waitRun(g uintptr, site SiteID, d uintptr) (*engine, *hold) {
 	e := current
 	if e == nil {
 		return nil, nil
@@ -155,7 +155,7 @@ func waitRun(g uintptr, site SiteID, d uintptr) (*Engine, *hold) {
 		return nil, nil
 	}
 	locked := e.lockPar()
-	e.gstate = e.root
+	e.cur = e.root
 	e.tick()
 	e.unwindTo(d)
 	e.push(site, d)
@@ -166,7 +166,7 @@ func waitRun(g uintptr, site SiteID, d uintptr) (*Engine, *hold) {
 
 // endRun ends the call of a subtest that waitRun began, on the goroutine
 // that began it, which holds the engine again.
-func (e *Engine) endRun(h *hold, d uintptr) {
+func (e *engine) endRun(h *hold, d uintptr) {
 	handMu.Lock()
 	defer handMu.Unlock()
 	h.waiting = false
@@ -184,7 +184,7 @@ func (e *Engine) endRun(h *hold, d uintptr) {
 	locked := e.lockPar()
 	e.setHolder(h)
 	e.root.last = e.root.m.Read() // the time blocked in t.Run is no strand's
-	e.gstate = e.root
+	e.cur = e.root
 	e.tick()
 	if e.endsCall(d) {
 		e.callEnd()
@@ -224,7 +224,7 @@ func TestParallel(parallel func()) {
 // takeFree makes h's goroutine, the calling one, hold the engine if it is
 // free: held by the goroutine that started the run or by no one, or by a
 // test blocked in t.Run. Called with handMu held.
-func (e *Engine) takeFree(h *hold) {
+func (e *engine) takeFree(h *hold) {
 	cur := e.hold
 	if cur != e.homeHold && !cur.waiting || e.stopped {
 		return // another test holds it: this one runs unprofiled
@@ -259,9 +259,9 @@ func (e *Engine) takeFree(h *hold) {
 // and the engine goes to h.prev if it waits in t.Run, else to no one (the
 // goroutine that started the run takes it back at its next event). Called
 // with handMu held, with e.hold == h.
-func (e *Engine) release(h *hold, mine bool) {
+func (e *engine) release(h *hold, mine bool) {
 	locked := e.lockPar()
-	e.gstate = e.root
+	e.cur = e.root
 	if mine && !e.stopped {
 		e.tick() // h's own measure, on h's own thread
 	}
@@ -284,7 +284,7 @@ func (e *Engine) release(h *hold, mine bool) {
 
 // retakeHome gives the engine back to the goroutine that started the run,
 // the calling one, if no one holds it.
-func (e *Engine) retakeHome() bool {
+func (e *engine) retakeHome() bool {
 	handMu.Lock()
 	defer handMu.Unlock()
 	if e.hold != e.homeHold || e.owner.Load() != 0 || e.stopped {
@@ -300,7 +300,7 @@ func (e *Engine) retakeHome() bool {
 // setHolder makes h's goroutine the one whose events the root state takes
 // (nil: no one's), with h's measure. Called with handMu and, in parallel
 // accounting, the engine's lock held.
-func (e *Engine) setHolder(h *hold) {
+func (e *engine) setHolder(h *hold) {
 	if e.par.byG != nil && e.root.g != 0 && e.par.byG[e.root.g] == e.root {
 		delete(e.par.byG, e.root.g)
 	}
@@ -328,7 +328,7 @@ func (e *Engine) setHolder(h *hold) {
 
 // lockPar takes the engine's lock where parallel accounting is on, and
 // says whether it did, for unlockPar.
-func (e *Engine) lockPar() bool {
+func (e *engine) lockPar() bool {
 	if e.par.on.Load() {
 		e.par.mu.Lock()
 		return true
@@ -336,7 +336,7 @@ func (e *Engine) lockPar() bool {
 	return false
 }
 
-func (e *Engine) unlockPar(locked bool) {
+func (e *engine) unlockPar(locked bool) {
 	if locked {
 		e.par.mu.Unlock()
 	}

@@ -60,20 +60,20 @@ func notProfiledFor(p *spanprofile.Profile, reason string) spanprofile.NotProfil
 // old code the stray goroutine became the profiled one and the next
 // test's spawn was lost.
 func TestStrayGoroutineNeverTakesOver(t *testing.T) {
-	forModes(t, func(t *testing.T, mode string) {
+	forModes(t, func(t *testing.T, mode runMode) {
 		if !goroutineCheck {
 			t.Skip("no goroutine identity on this architecture")
 		}
 		m := &synthetic{}
-		e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
+		e := newEngine(config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
 		withEngine(t, e)
 		release, strayDone := make(chan struct{}), make(chan struct{})
 		runTest(func() { // TestA leaves a goroutine behind
-			Call(2, func() { m.now += 3 })
+			call(2, func() { m.now += 3 })
 			go func() {
 				defer close(strayDone)
 				<-release
-				Call(3, func() {})
+				call(3, func() {})
 			}()
 		})
 		close(release)
@@ -81,10 +81,10 @@ func TestStrayGoroutineNeverTakesOver(t *testing.T) {
 		obj := unsafe.Pointer(new(wgStub))
 		runTest(func() { // TestB
 			m.now += 2
-			Spawn(0, obj, func() { m.now += 5 })
-			Join(obj)
+			spawn(0, obj, func() { m.now += 5 })
+			join(obj)
 		})
-		p := e.Stop()
+		p := e.stop()
 		if p.Spawns != 1 || p.Work != 10 {
 			t.Errorf("spawns %d, work %d; want the second test's spawn and work 10", p.Spawns, p.Work)
 		}
@@ -102,27 +102,27 @@ func TestStrayGoroutineNeverTakesOver(t *testing.T) {
 // is profiled as a call at the t.Run site: its spawn is there, and the
 // helper's local work is its own, not the time it spent blocked in t.Run.
 func TestSubtestIsACall(t *testing.T) {
-	forModes(t, func(t *testing.T, mode string) {
+	forModes(t, func(t *testing.T, mode runMode) {
 		if !goroutineCheck {
 			t.Skip("no goroutine identity on this architecture")
 		}
 		m := &synthetic{}
-		e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
+		e := newEngine(config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
 		withEngine(t, e)
 		obj := unsafe.Pointer(new(wgStub))
 		r := &fakeRun{}
 		runTest(func() {
-			Call(3, func() { // check(t, f), instrumented
+			call(3, func() { // check(t, f), instrumented
 				m.now += 1
 				TestRun(2, r.run, "sub", func(int) {
 					m.now += 2
-					Spawn(0, obj, func() { m.now += 5 })
-					Join(obj)
+					spawn(0, obj, func() { m.now += 5 })
+					join(obj)
 				})
 				m.now += 1
 			})
 		})
-		p := e.Stop()
+		p := e.stop()
 		if p.Spawns != 1 || p.Work != 9 || p.Span != 9 {
 			t.Errorf("spawns %d, work %d, span %d; want 1, 9 and 9", p.Spawns, p.Work, p.Span)
 		}
@@ -148,12 +148,12 @@ func TestSubtestIsACall(t *testing.T) {
 // engine back to its parent, and takes it again when it resumes after the
 // parent's test has ended.
 func TestParallelSubtestResumes(t *testing.T) {
-	forModes(t, func(t *testing.T, mode string) {
+	forModes(t, func(t *testing.T, mode runMode) {
 		if !goroutineCheck {
 			t.Skip("no goroutine identity on this architecture")
 		}
 		m := &synthetic{}
-		e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
+		e := newEngine(config{Measure: m, MeasureName: "synthetic", Mode: mode}, unwindTable())
 		withEngine(t, e)
 		r := &fakeRun{paused: make(chan struct{})}
 		resume, childDone := make(chan struct{}), make(chan struct{})
@@ -162,14 +162,14 @@ func TestParallelSubtestResumes(t *testing.T) {
 				defer close(childDone)
 				m.now += 1
 				TestParallel(func() { close(r.paused); <-resume })
-				Call(1, func() { m.now += 5 })
+				call(1, func() { m.now += 5 })
 			})
-			Call(3, func() { m.now += 3 }) // the parent goes on while the subtest waits
+			call(3, func() { m.now += 3 }) // the parent goes on while the subtest waits
 		})
 		close(resume) // the parent's test has ended: the paused subtest runs
 		<-childDone
 		r.all.Wait()
-		p := e.Stop()
+		p := e.stop()
 		if p.Work != 9 || len(p.NotProfiled) != 0 {
 			t.Errorf("work %d, not profiled %+v; want 9 and nothing", p.Work, p.NotProfiled)
 		}
@@ -189,15 +189,15 @@ func TestTestLeavesInvocationsOpen(t *testing.T) {
 		t.Skip("no goroutine identity on this architecture")
 	}
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, unwindTable())
 	withEngine(t, e)
 	runTest(func() {
 		CallBegin(3)
 		m.now += 4
 		fatal(m) // never returns
 	})
-	runTest(func() { Call(2, func() { m.now += 7 }) })
-	p := e.Stop()
+	runTest(func() { call(2, func() { m.now += 7 }) })
+	p := e.stop()
 	if w, _ := siteWork(p, 2); w != 7 {
 		t.Errorf("the next test's call has work %d, want 7", w)
 	}
@@ -222,13 +222,13 @@ func TestBusyEngineIsNotTaken(t *testing.T) {
 		t.Skip("no goroutine identity on this architecture")
 	}
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, unwindTable())
 	withEngine(t, e)
 	inA, bDone, aDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(aDone)
 		runTest(func() {
-			Call(2, func() {
+			call(2, func() {
 				m.now += 3
 				close(inA)
 				<-bDone
@@ -236,10 +236,10 @@ func TestBusyEngineIsNotTaken(t *testing.T) {
 		})
 	}()
 	<-inA
-	runTest(func() { Call(1, func() {}) })
+	runTest(func() { call(1, func() {}) })
 	close(bDone)
 	<-aDone
-	p := e.Stop()
+	p := e.stop()
 	if n := notProfiledFor(p, spanprofile.NotProfiledOtherGoroutine); n.Events != 2 {
 		t.Errorf("not profiled %+v, want the second test's 2 events", n)
 	}
@@ -274,15 +274,15 @@ func TestPerThreadMeasureReadOnItsThread(t *testing.T) {
 	}
 	m := &synthetic{}
 	bad := 0
-	open := func() (Reader, func(), error) { return &threadMeasure{g: getg(), m: m, bad: &bad}, nil, nil }
+	open := func() (reader, func(), error) { return &threadMeasure{g: getg(), m: m, bad: &bad}, nil, nil }
 	home, _, _ := open()
-	e := newEngine(Config{Measure: home, MeasureName: "synthetic", PerThread: true, Open: open}, unwindTable())
+	e := newEngine(config{Measure: home, MeasureName: "synthetic", PerThread: true, Open: open}, unwindTable())
 	withEngine(t, e)
 	for range 3 {
-		runTest(func() { Call(2, func() { m.now += 7 }) })
+		runTest(func() { call(2, func() { m.now += 7 }) })
 	}
 	m.now += 1000 // main, after the tests: no one's strand
-	p := e.Stop()
+	p := e.stop()
 	if bad != 0 {
 		t.Errorf("%d reads of a goroutine's measure from another goroutine", bad)
 	}
@@ -292,8 +292,8 @@ func TestPerThreadMeasureReadOnItsThread(t *testing.T) {
 }
 
 // forModes runs f in serial mode and in parallel accounting.
-func forModes(t *testing.T, f func(t *testing.T, mode string)) {
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) { f(t, mode) })
+func forModes(t *testing.T, f func(t *testing.T, mode runMode)) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) { f(t, mode) })
 	}
 }

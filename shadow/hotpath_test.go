@@ -2,9 +2,11 @@ package shadow
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/spanprof/spanprof/parlib"
 	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
 )
@@ -20,12 +22,12 @@ func benchTable() *siteTable {
 	return tab
 }
 
-func clockEngine(tb testing.TB) *Engine {
+func clockEngine(tb testing.TB) *engine {
 	m, err := perf.Open(perf.Clock)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return newEngine(Config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), "serial", m.PerThread())}, benchTable())
+	return newEngine(config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
 }
 
 type wgStub struct{ n int64 }
@@ -99,7 +101,7 @@ var fibObjs = func() (objs [64]unsafe.Pointer) {
 	return
 }()
 
-func fibEvents(e *Engine, n int) {
+func fibEvents(e *engine, n int) {
 	if n < 2 {
 		return
 	}
@@ -145,7 +147,7 @@ func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 	}
 	heapAfter := func(spawns int) uint64 {
 		m := &synthetic{}
-		e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, benchTable())
+		e := newEngine(config{Measure: m, MeasureName: "synthetic"}, benchTable())
 		obj := unsafe.Pointer(new(wgStub))
 		for i := 0; i < spawns/2; i++ {
 			m.now += 3
@@ -190,7 +192,7 @@ func BenchmarkCallAPI(b *testing.B) {
 }
 
 // BenchmarkSpawnSyncAPI is BenchmarkSpawnSync through the entry points that
-// rewritten code calls: Spawn and Join, each measuring its caller's depth
+// rewritten code calls: spawn and join, each measuring its caller's depth
 // (depth.go) and checking the goroutine (gate.go).
 func BenchmarkSpawnSyncAPI(b *testing.B) {
 	e := clockEngine(b)
@@ -201,8 +203,8 @@ func BenchmarkSpawnSyncAPI(b *testing.B) {
 	f := func() {}
 	defer cpuTimer(b)()
 	for i := 0; i < b.N; i++ {
-		Spawn(0, obj, f)
-		Join(obj)
+		spawn(0, obj, f)
+		join(obj)
 	}
 }
 
@@ -222,3 +224,50 @@ func BenchmarkEnterLeaveAPI(b *testing.B) {
 }
 
 var benchSink int
+
+// BenchmarkGoAPI is a spawn as the rewriter writes a go statement whose
+// child signals a WaitGroup, with the wait that joins it, through the entry
+// points of generated code: Go, WaitGroupDone, WaitGroupWait.
+func BenchmarkGoAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() { WaitGroupDone(&wg) }
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		Go(0, f)
+		WaitGroupWait(&wg)
+	}
+}
+
+// BenchmarkWaitGroupGoAPI is wg.Go and wg.Wait as the rewriter writes them.
+func BenchmarkWaitGroupGoAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() {}
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		WaitGroupGo(0, &wg, f)
+		WaitGroupWait(&wg)
+	}
+}
+
+// BenchmarkParlibForAPI is a parlib.For of 64 iterations split down to one,
+// as the rewriter writes it: 63 spawns, 64 pieces, one sync, per op.
+func BenchmarkParlibForAPI(b *testing.B) {
+	e := clockEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	body := func(int) {}
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		ParlibFor(0, parlib.For, 0, 64, 1, body)
+	}
+}

@@ -108,7 +108,7 @@ var idioms = []idiom{
 // first site (parlib.Do) show in the sites.
 func TestIdiomsJoinTheirChildren(t *testing.T) {
 	for _, id := range idioms {
-		for _, mode := range []string{"serial", "parallel"} {
+		for _, mode := range []runMode{serialMode, parallelMode} {
 			for _, order := range [][3]int{{0, 1, 2}, {2, 1, 0}} {
 				t.Run(fmt.Sprintf("%s/%s/%d%d%d", id.name, mode, order[0], order[1], order[2]), func(t *testing.T) {
 					synctest.Test(t, func(t *testing.T) {
@@ -120,7 +120,7 @@ func TestIdiomsJoinTheirChildren(t *testing.T) {
 	}
 }
 
-func checkIdiom(t *testing.T, id idiom, mode string, order [3]int) {
+func checkIdiom(t *testing.T, id idiom, mode runMode, order [3]int) {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{
 		{File: "a.go", Line: 1, Func: "child0", Caller: "main", Kind: spanprofile.KindSpawn},
@@ -128,14 +128,14 @@ func checkIdiom(t *testing.T, id idiom, mode string, order [3]int) {
 		{File: "a.go", Line: 3, Func: "child2", Caller: "main", Kind: spanprofile.KindSpawn},
 	})
 	m := &goSynthetic{n: map[uintptr]uint64{}}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: mode}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: mode}, tab)
 	withEngine(t, e)
 
 	var release [3]chan struct{}
 	for i := range release {
 		release[i] = make(chan struct{})
 	}
-	if mode == "parallel" {
+	if mode == parallelMode {
 		go func() {
 			for _, i := range order {
 				synctest.Wait() // everyone waits: the parent cannot go on
@@ -156,7 +156,7 @@ func checkIdiom(t *testing.T, id idiom, mode string, order [3]int) {
 	m.add(1)
 	id.run([3]func(){child(0, 30), child(1, 20), child(2, 10)}, func() { m.add(2) })
 	m.add(1)
-	p := e.Stop()
+	p := e.stop()
 
 	// parlib.Do has no continuation beside its children: the 2 units
 	// come after the join, on the path.

@@ -15,12 +15,12 @@ import (
 // its goroutine site must run as a goroutine in serial mode too. Until now
 // only the integration tests came near this.
 func TestLateRegisteredSites(t *testing.T) {
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) {
 			tab := &siteTable{}
 			early := tab.add([]SiteInfo{{File: "a.go", Line: 1, Func: "a.f", Caller: "main.main", Kind: spanprofile.KindCall}})
 			m := &goSynthetic{n: map[uintptr]uint64{}}
-			e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: mode}, tab)
+			e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: mode}, tab)
 			withEngine(t, e)
 			CallBegin(early)
 			m.add(1)
@@ -57,7 +57,7 @@ func TestLateRegisteredSites(t *testing.T) {
 			WaitGroupGo(later, &wg, func() { laterG = getg(); m.add(40) })
 			m.add(3)
 			WaitGroupWait(&wg)
-			p := e.Stop()
+			p := e.stop()
 
 			if len(p.Sites) != 1+40+2+1 {
 				t.Fatalf("the profile has %d sites, want %d", len(p.Sites), 1+40+2+1)
@@ -85,7 +85,7 @@ func TestLateRegisteredSites(t *testing.T) {
 			if talkerG == parent || laterG == parent {
 				t.Errorf("a spawn at a late goroutine site ran inline, on the spawning goroutine")
 			}
-			if (mode == "serial") != (childG == parent) {
+			if (mode == serialMode) != (childG == parent) {
 				t.Errorf("%s mode: the spawn at the late site ran on the spawning goroutine: %v", mode, childG == parent)
 			}
 		})

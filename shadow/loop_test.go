@@ -18,20 +18,20 @@ import (
 // their spawning half was lost.
 func TestParlibForOnSpan(t *testing.T) {
 	measure := steadyMeasure()
-	base := Register([]SiteInfo{
+	base := register([]SiteInfo{
 		{File: "loop_test.go", Line: 1, Func: "shadow.TestParlibForOnSpan.func1", Caller: "shadow.TestParlibForOnSpan", Kind: spanprofile.KindSpawn},
 	})
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) {
 			unstart() // after the run of an earlier test
 			out := filepath.Join(t.TempDir(), "p.pb.gz")
-			if err := Start(Options{Out: out, Mode: mode, Measure: measure, Burden: 1000}); err != nil {
+			if err := start(options{Out: out, Mode: mode, Measure: measure, Burden: 1000}); err != nil {
 				t.Fatal(err)
 			}
 			defer unstart()
 			sums := make([]int, 64)
 			ParlibFor(base, parlib.For, 0, len(sums), 1, func(i int) { sums[i] = busy(100_000) })
-			if err := Stop(); err != nil {
+			if err := stopAndWrite(); err != nil {
 				t.Fatal(err)
 			}
 			p, err := spanprofile.ReadFile(out)
@@ -59,7 +59,7 @@ func TestParlibForOnSpan(t *testing.T) {
 	}
 }
 
-// unstart lets the next test Start a run again: a program starts one.
+// unstart lets the next test start a run again: a program starts one.
 func unstart() {
 	startMu.Lock()
 	defer startMu.Unlock()

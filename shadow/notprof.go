@@ -67,7 +67,7 @@ const (
 
 // note counts an event of goroutine g (0: unknown) at site (-1: none) that
 // the engine did not take, for reason why.
-func (e *Engine) note(why int, g uintptr, site SiteID) {
+func (e *engine) note(why int, g uintptr, site SiteID) {
 	e.notProf.events[why].Add(1)
 	if why != whyOther {
 		return
@@ -130,7 +130,7 @@ func creator() string {
 }
 
 // notProfiledRecords returns what the run did not profile, for the profile.
-func (e *Engine) notProfiledRecords() []spanprofile.NotProfiled {
+func (e *engine) notProfiledRecords() []spanprofile.NotProfiled {
 	var out []spanprofile.NotProfiled
 	for why := range nWhy {
 		n := e.notProf.events[why].Load()

@@ -73,7 +73,7 @@ type prun struct {
 	nOrdered int
 
 	// Second pass.
-	e    *Engine
+	e    *engine
 	m    *goSynthetic
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -249,7 +249,7 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	tab := &siteTable{}
 	tab.add(p.sites)
 	m := &goSynthetic{n: map[uintptr]uint64{}}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: "parallel", Burden: burden}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: parallelMode, Burden: burden}, tab)
 	pl := &prun{p: p, play: true, e: e, m: m, tasks: rec.tasks}
 	pl.cond = sync.NewCond(&pl.mu)
 	// The engine's root is the goroutine that made it: the main task runs
@@ -267,7 +267,7 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	pl.work(w1)
 	pl.wg.Wait()
 	close(finished)
-	got := e.Stop()
+	got := e.stop()
 	compareWithOracle(t, seed, got, want)
 	if e.par.live != 0 || len(e.par.byG) != 1 {
 		t.Errorf("seed %d: %d goroutines live and %d states registered after the run, want 0 and 1", seed, e.par.live, len(e.par.byG))

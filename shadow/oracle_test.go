@@ -470,13 +470,13 @@ func checkAgainstOracle(t *testing.T, seed uint64) {
 	tab := &siteTable{}
 	tab.add(p.sites)
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count", Burden: burden}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Burden: burden}, tab)
 	o := newOracle(p.sites, burden)
 	rn := &runner{p: p, ev: []events{e, o}, m: m, o: o, fuel: 60 + r.IntN(200)}
 	rn.work(int64(r.IntN(3)))
 	rn.run(0, nil, 0)
 	rn.work(int64(r.IntN(3)))
-	compareWithOracle(t, seed, e.Stop(), o.solve())
+	compareWithOracle(t, seed, e.stop(), o.solve())
 }
 
 // compareWithOracle checks every number of a profile against the oracle's.

@@ -17,15 +17,15 @@ import (
 // subtracted") the work is the raw readings'.
 func TestOverheadSubtracted(t *testing.T) {
 	const own, overhead = 7, 10
-	for _, mode := range []string{"serial", "parallel"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runMode{serialMode, parallelMode} {
+		t.Run(mode.String(), func(t *testing.T) {
 			tab := &siteTable{}
 			tab.add([]SiteInfo{
 				{File: "fib.go", Line: 4, Func: "main.fib", Caller: "main.fib", Kind: spanprofile.KindSpawn},
 				{File: "fib.go", Line: 5, Func: "main.fib", Caller: "main.fib", Kind: spanprofile.KindCall},
 			})
 			m := &synthetic{now: 1000}
-			e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: mode, Overhead: overhead}, tab)
+			e := newEngine(config{Measure: m, MeasureName: "synthetic", Mode: mode, Overhead: overhead}, tab)
 			start := m.now
 			var program, events int64
 			// work is the program's; every event costs the instrumentation
@@ -41,7 +41,7 @@ func TestOverheadSubtracted(t *testing.T) {
 			}
 			call, callEnd, spawnEnd, wait := e.CallBegin, e.CallEnd, e.SpawnEnd, e.Wait
 			spawn := e.SpawnBegin
-			if mode == "parallel" {
+			if mode == parallelMode {
 				call = func(s SiteID) { e.parCallBegin(s, noDepth) }
 				callEnd = func() { e.parCallEnd(noDepth) }
 				spawn = func(s SiteID) { e.parSpawnInline(s, noDepth) }
@@ -69,7 +69,7 @@ func TestOverheadSubtracted(t *testing.T) {
 			fib(12)
 			m.now += overhead // Stop's reading ends the last strand
 			events++
-			p := e.Stop()
+			p := e.stop()
 			if p.Work != program || p.Overhead != overhead {
 				t.Errorf("work %d, overhead %d per event: want the program's %d and %d", p.Work, p.Overhead, program, overhead)
 			}
@@ -89,7 +89,7 @@ func (s *stepping) Read() uint64 { s.now += s.step; return s.now }
 // TestCalibrateOverhead: the calibration finds the cost of an event as the
 // measure sees it, one reading's step per event with one reading per event.
 func TestCalibrateOverhead(t *testing.T) {
-	for _, mode := range []string{"serial", "parallel"} {
+	for _, mode := range []runMode{serialMode, parallelMode} {
 		if got := calibrateOverhead(&stepping{step: 5}, "synthetic", mode, false); got != 5 {
 			t.Errorf("%s: calibrated %d per event, want 5", mode, got)
 		}

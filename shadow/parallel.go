@@ -46,7 +46,7 @@ type parallel struct {
 // enablePar turns parallel accounting on. Only the goroutine that drives the
 // engine calls it (from its own event, or before the run starts), so no event
 // can be in flight.
-func (e *Engine) enablePar() {
+func (e *engine) enablePar() {
 	e.par.mu.Lock()
 	if e.par.byG == nil {
 		e.par.byG = make(map[uintptr]*gstate)
@@ -54,13 +54,13 @@ func (e *Engine) enablePar() {
 	if e.root.g != 0 {
 		e.par.byG[e.root.g] = e.root
 	}
-	e.par.every = e.par.every || e.cfg.Mode == "parallel"
+	e.par.every = e.par.every || e.cfg.Mode == parallelMode
 	e.par.on.Store(true)
 	e.par.mu.Unlock()
 }
 
 // parEngine returns the running engine if parallel accounting is on.
-func parEngine() *Engine {
+func parEngine() *engine {
 	if e := current; e != nil && e.par.on.Load() {
 		return e
 	}
@@ -70,7 +70,7 @@ func parEngine() *Engine {
 // read reads the measure of a goroutine whose state is not known yet: the
 // shared one, or nothing where each goroutine has its own (then lock reads
 // it once it has the state).
-func (e *Engine) read() uint64 {
+func (e *engine) read() uint64 {
 	if e.cfg.PerThread {
 		return 0
 	}
@@ -81,7 +81,7 @@ func (e *Engine) read() uint64 {
 // none), ending its current strand at now (from read), and returns its
 // state, or nil (and no lock held) if the goroutine has none (gate.go) or
 // the run is over.
-func (e *Engine) lock(now uint64, site SiteID) *gstate {
+func (e *engine) lock(now uint64, site SiteID) *gstate {
 	g := getg()
 	e.par.mu.Lock()
 	st := e.par.byG[g]
@@ -104,7 +104,7 @@ func (e *Engine) lock(now uint64, site SiteID) *gstate {
 		}
 		return nil
 	}
-	e.gstate = st
+	e.cur = st
 	if e.cfg.PerThread {
 		now = st.m.Read()
 	}
@@ -113,7 +113,7 @@ func (e *Engine) lock(now uint64, site SiteID) *gstate {
 }
 
 // unlock releases the engine and starts the goroutine's next strand.
-func (e *Engine) unlock(st *gstate) {
+func (e *engine) unlock(st *gstate) {
 	e.par.mu.Unlock()
 	st.last = st.m.Read()
 }
@@ -121,7 +121,7 @@ func (e *Engine) unlock(st *gstate) {
 // The par methods take the events of the calling goroutine, whose function
 // runs at depth d (depth.go), in parallel accounting.
 
-func (e *Engine) parCallBegin(site SiteID, d uintptr) {
+func (e *engine) parCallBegin(site SiteID, d uintptr) {
 	if st := e.lock(e.read(), site); st != nil {
 		e.unwindTo(d)
 		e.push(site, d)
@@ -129,7 +129,7 @@ func (e *Engine) parCallBegin(site SiteID, d uintptr) {
 	}
 }
 
-func (e *Engine) parCallEnd(d uintptr) {
+func (e *engine) parCallEnd(d uintptr) {
 	if st := e.lock(e.read(), -1); st != nil {
 		if e.endsCall(d) {
 			e.callEnd()
@@ -140,7 +140,7 @@ func (e *Engine) parCallEnd(d uintptr) {
 	}
 }
 
-func (e *Engine) parDone(obj unsafe.Pointer, d uintptr) {
+func (e *engine) parDone(obj unsafe.Pointer, d uintptr) {
 	if st := e.lock(e.read(), -1); st != nil {
 		e.unwindTo(d)
 		e.done(obj)
@@ -150,7 +150,7 @@ func (e *Engine) parDone(obj unsafe.Pointer, d uintptr) {
 
 // beforeWait reads the measure before a wait blocks; parWait ends the
 // strand there.
-func (e *Engine) beforeWait() uint64 {
+func (e *engine) beforeWait() uint64 {
 	if !e.cfg.PerThread {
 		return e.m.Read()
 	}
@@ -163,7 +163,7 @@ func (e *Engine) beforeWait() uint64 {
 	return now
 }
 
-func (e *Engine) parWait(obj unsafe.Pointer, before uint64, d uintptr) {
+func (e *engine) parWait(obj unsafe.Pointer, before uint64, d uintptr) {
 	if st := e.lock(before, -1); st != nil {
 		e.unwindTo(d)
 		e.wait(obj)
@@ -176,7 +176,7 @@ func (e *Engine) parWait(obj unsafe.Pointer, before uint64, d uintptr) {
 // runs inline it returns nil and inline true, and the caller runs the child
 // and calls parSpawnEnd. With neither, the caller is no profiled goroutine
 // and does what the program did.
-func (e *Engine) parSpawn(site SiteID, real bool, d uintptr) (c *gstate, inline bool) {
+func (e *engine) parSpawn(site SiteID, real bool, d uintptr) (c *gstate, inline bool) {
 	st := e.lock(e.read(), site)
 	if st == nil {
 		return nil, false
@@ -195,7 +195,7 @@ func (e *Engine) parSpawn(site SiteID, real bool, d uintptr) (c *gstate, inline 
 }
 
 // parSpawnEnd ends a child that ran inline.
-func (e *Engine) parSpawnEnd(obj unsafe.Pointer, d uintptr) {
+func (e *engine) parSpawnEnd(obj unsafe.Pointer, d uintptr) {
 	if st := e.lock(e.read(), -1); st != nil {
 		if e.endsSpawn(d) {
 			e.spawnEnd(obj)
@@ -210,8 +210,8 @@ func (e *Engine) parSpawnEnd(obj unsafe.Pointer, d uintptr) {
 // child's first frame is the spawn's invocation, above a stand-in for the
 // parent's frame that gives it its calling context, and its task starts
 // from the parent's values with the parent's record as its fork.
-func (e *Engine) spawnG(site SiteID) *gstate {
-	p := e.gstate
+func (e *engine) spawnG(site SiteID) *gstate {
+	p := e.cur
 	e.spawns++
 	pt := &p.tasks[len(p.tasks)-1]
 	top := &p.frames[len(p.frames)-1]
@@ -234,15 +234,15 @@ func (e *Engine) spawnG(site SiteID) *gstate {
 	fork := e.rp.retain(e.recordOf(len(p.frames) - 1))
 	c.tasks = append(c.tasks[:0], task{t: pt.t, tb: pt.tb, path: e.pp.share(&pt.path), base: 1, fork: fork})
 	pt.tb += e.cfg.Burden // the continuation edge carries the burden
-	e.gstate = c
+	e.cur = c
 	e.push(site, noDepth) // on another goroutine's stack: never unwound by depth
-	e.gstate = p
+	e.cur = p
 	e.par.live++
 	return c
 }
 
 // startG runs first on a goroutine spawned with state c.
-func (e *Engine) startG(c *gstate) {
+func (e *engine) startG(c *gstate) {
 	if e.cfg.PerThread && e.cfg.Open != nil {
 		// A per-thread counter counts the thread that opened it: the
 		// goroutine keeps its thread and opens one of its own.
@@ -251,7 +251,7 @@ func (e *Engine) startG(c *gstate) {
 			c.m, c.close = m, closeM
 		} else {
 			// Out of file descriptors, say: its strands read the shared
-			// counter, which is wrong, and Stop says how often.
+			// counter, which is wrong, and stop says how often.
 			runtime.UnlockOSThread()
 			e.notProf.counterFailed.Add(1)
 		}
@@ -268,18 +268,18 @@ func (e *Engine) startG(c *gstate) {
 // endG runs last on a goroutine spawned with state c (deferred, so that a
 // panic or runtime.Goexit still ends it); its return signals obj, or
 // nothing if obj is nil.
-func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
+func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 	now := c.m.Read()
 	closeM := c.close // c may be reused once the lock is released
 	c.close = nil
 	e.par.mu.Lock()
 	if !e.stopped {
-		e.gstate = c
+		e.cur = c
 		e.tickAt(now)
-		for len(e.tasks) > 1 || len(e.frames) > 2 {
+		for len(c.tasks) > 1 || len(c.frames) > 2 {
 			// Invocations and inline children left open by a panic.
-			tk := &e.tasks[len(e.tasks)-1]
-			if len(e.frames)-1 > tk.base {
+			tk := &c.tasks[len(c.tasks)-1]
+			if len(c.frames)-1 > tk.base {
 				e.callEnd()
 			} else {
 				e.spawnEnd(nil)
@@ -291,7 +291,7 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 		c.frames = c.frames[:0]
 		c.dead = true
 		e.reap(c)
-		e.gstate = e.root
+		e.cur = e.root
 	}
 	if c.prev != nil {
 		e.par.byG[c.g] = c.prev
@@ -307,9 +307,9 @@ func (e *Engine) endG(c *gstate, obj unsafe.Pointer) {
 }
 
 // parSpawnInline takes a spawn whose child runs inline whatever the mode
-// (the last function of parlib.Do, hand-written SpawnBegin), reporting
+// (the last function of parlib.Do), reporting
 // whether the caller is a profiled goroutine.
-func (e *Engine) parSpawnInline(site SiteID, d uintptr) bool {
+func (e *engine) parSpawnInline(site SiteID, d uintptr) bool {
 	st := e.lock(e.read(), site)
 	if st == nil {
 		return false
@@ -330,7 +330,7 @@ func (e *Engine) parSpawnInline(site SiteID, d uintptr) bool {
 // the invocation that was open at the parent's own spawn, and so on up: a
 // state is not reused while it has live children (reap), so the chain is
 // intact.
-func (e *Engine) credit(c *gstate, w int64) {
+func (e *engine) credit(c *gstate, w int64) {
 	p, seq, depth := c.parent, c.spawnSeq, c.spawnDepth
 	for p != nil && p.dead {
 		p, seq, depth = p.parent, p.spawnSeq, p.spawnDepth
@@ -348,7 +348,7 @@ func (e *Engine) credit(c *gstate, w int64) {
 
 // reap frees the state of an ended goroutine once none of its children is
 // live, and then its ancestors that were waiting only for it.
-func (e *Engine) reap(c *gstate) {
+func (e *engine) reap(c *gstate) {
 	for c != nil && c.dead && c.kids == 0 {
 		p := c.parent
 		c.gen++
@@ -366,7 +366,7 @@ func (e *Engine) reap(c *gstate) {
 // resume restarts the strand of p, the calling goroutine's state, after it
 // started a goroutine: the cost of starting one is the burden's (Cilkview
 // §3), not a strand's, as in serial mode, where no goroutine is started.
-func (e *Engine) resume(p *gstate) {
+func (e *engine) resume(p *gstate) {
 	if p != nil {
 		p.last = p.m.Read()
 	}

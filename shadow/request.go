@@ -21,7 +21,7 @@ var profileByDefault string
 // -spanprofile flag, looked for in the arguments because the package's
 // initialization, where the run starts, comes before flag parsing.
 func requested() bool {
-	if os.Getenv(EnvOut) != "" || os.Getenv(EnvMode) != "" || profileByDefault == "1" {
+	if os.Getenv(envOut) != "" || os.Getenv(envMode) != "" || profileByDefault == "1" {
 		return true
 	}
 	return testing.Testing() && flagValue(os.Args[1:], "spanprofile") != ""

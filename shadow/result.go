@@ -7,12 +7,12 @@ import (
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-// Stop ends the run: invocations still open end now (so a run cut short by
+// stop ends the run: invocations still open end now (so a run cut short by
 // a panic, the watchdog, a signal or os.Exit still yields the profile of
 // what ran), and the profile is built.
 //
 // In parallel accounting, goroutines still running end at their last event:
-// what they do after it is not measured. Events after Stop are ignored.
+// what they do after it is not measured. Events after stop are ignored.
 //
 // A run that ends early leaves children that never returned: an inline
 // child blocked in a deadlock the watchdog stopped, a goroutine still
@@ -21,14 +21,14 @@ import (
 // credited to the invocations open around its spawn: the invocations that
 // enclose a child then hold its work and its span, so that none reads a
 // span above its work or below a child's.
-func (e *Engine) Stop() *spanprofile.Profile {
+func (e *engine) stop() *spanprofile.Profile {
 	if e.par.on.Load() {
 		e.par.mu.Lock()
 		defer e.par.mu.Unlock()
 	}
 	if !e.stopped {
 		e.stopped = true
-		e.gstate = e.root
+		e.cur = e.root
 		if g := getg(); g == e.owner.Load() || !e.cfg.PerThread && e.owner.Load() != 0 {
 			e.tick()
 		} else {
@@ -44,14 +44,14 @@ func (e *Engine) Stop() *spanprofile.Profile {
 		// spawned it), and join them.
 		for i := len(e.allG) - 1; i >= 1; i-- {
 			if st := e.allG[i]; st != e.root && len(st.tasks) > 0 && !st.dead {
-				e.gstate = st
+				e.cur = st
 				e.closeAll()
 				e.joinAtStop(st)
 			}
 		}
-		e.gstate = e.root
+		e.cur = e.root
 		e.closeAll()
-		tk := &e.tasks[0]
+		tk := &e.root.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
 		e.offerSink(&v)
 		e.drop(&v)
@@ -66,17 +66,18 @@ var stopJoin byte
 // goroutine, and the goroutine itself unless it is the root. An inline
 // child still open ran in place of its parent's continuation (the serial
 // elision), which was waiting for it to return: it joins its parent.
-func (e *Engine) closeAll() {
+func (e *engine) closeAll() {
 	obj := unsafe.Pointer(&stopJoin)
-	for len(e.tasks) > 0 {
-		tk := &e.tasks[len(e.tasks)-1]
-		for len(e.frames)-1 > tk.base {
+	st := e.cur
+	for len(st.tasks) > 0 {
+		tk := &st.tasks[len(st.tasks)-1]
+		for len(st.frames)-1 > tk.base {
 			e.callEnd()
 		}
 		if tk.base == 0 {
 			return // the root task has no site frame
 		}
-		if len(e.tasks) == 1 {
+		if len(st.tasks) == 1 {
 			e.spawnEnd(obj) // a goroutine's own task: joinAtStop joins it
 			return
 		}
@@ -88,7 +89,7 @@ func (e *Engine) closeAll() {
 // joinAtStop joins goroutine st, just closed (its value signalled
 // stopJoin), to the nearest ancestor state still open, and credits its work
 // to the invocations open there around its spawn (credit).
-func (e *Engine) joinAtStop(st *gstate) {
+func (e *engine) joinAtStop(st *gstate) {
 	e.credit(st, e.ended)
 	st.dead = true
 	p := st.parent
@@ -102,13 +103,13 @@ func (e *Engine) joinAtStop(st *gstate) {
 		}
 		return
 	}
-	e.gstate = p
+	e.cur = p
 	e.join(unsafe.Pointer(&stopJoin))
 }
 
-func (e *Engine) profile() *spanprofile.Profile {
+func (e *engine) profile() *spanprofile.Profile {
 	p := &spanprofile.Profile{
-		Mode:         e.cfg.Mode,
+		Mode:         e.cfg.Mode.String(),
 		Measure:      e.cfg.MeasureName,
 		Unit:         e.cfg.Unit,
 		Work:         e.work,
@@ -149,7 +150,7 @@ func (e *Engine) profile() *spanprofile.Profile {
 
 // shadowBytes is the memory the engine's structures hold: the peak, because
 // its pools and tables only grow.
-func (e *Engine) shadowBytes() int64 {
+func (e *engine) shadowBytes() int64 {
 	var m spanprofile.Measurement
 	n := int64(e.pp.allNodes)*int64(unsafe.Sizeof(profNode{})) +
 		int64(e.rp.all)*int64(unsafe.Sizeof(record{})) +

@@ -23,7 +23,7 @@ func TestFibTopCallerRatio(t *testing.T) {
 		{File: "fib.go", Line: 5, Func: "main.fib", Caller: "main.fib", Kind: spanprofile.KindCall},
 	})
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, tab)
 	var fib func(n int)
 	fib = func(n int) {
 		m.now += 7
@@ -44,7 +44,7 @@ func TestFibTopCallerRatio(t *testing.T) {
 	e.CallBegin(0)
 	fib(25)
 	e.CallEnd()
-	p := e.Stop()
+	p := e.stop()
 	bySite := p.BySite()
 	var spawnWork, callWork float64
 	for _, s := range bySite {
@@ -77,7 +77,7 @@ func TestQuicksortPartitionOnSpan(t *testing.T) {
 		{File: "qsort.go", Line: 31, Func: "main.pqsort", Caller: "main.main", Kind: spanprofile.KindCall},
 	})
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, tab)
 	r := rand.New(rand.NewPCG(1, 1))
 	var objs []*wgStub
 	var pqsort func(n, depth int)
@@ -106,7 +106,7 @@ func TestQuicksortPartitionOnSpan(t *testing.T) {
 	e.CallBegin(3)
 	pqsort(1_000_000, 0)
 	e.CallEnd()
-	p := e.Stop()
+	p := e.stop()
 	sites := p.BySite()
 	slices.SortFunc(sites, func(a, b spanprofile.SiteMeasurement) int {
 		return int(b.OnSpan.Local.Span - a.OnSpan.Local.Span)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -63,7 +65,7 @@ func signalled(c chan os.Signal) {
 // halt takes the engine from the program for good, so that the calling
 // goroutine can end the run while the program's goroutines may still run.
 //
-// In parallel accounting every event takes the engine's lock, and Stop
+// In parallel accounting every event takes the engine's lock, and stop
 // does, after which events are ignored: nothing to do. In serial mode the
 // profiled goroutine takes its events without a lock, each starting with
 // tick, which, once halting is set, parks it for good (halted). halt waits
@@ -71,7 +73,7 @@ func signalled(c chan os.Signal) {
 // halting was set, outside the engine: then whatever it does next goes
 // through tick first. A measure per thread cannot be read from another
 // thread, so the run ends at that goroutine's last event.
-func (e *Engine) halt() {
+func (e *engine) halt() {
 	if e.par.on.Load() {
 		return
 	}
@@ -83,7 +85,7 @@ func (e *Engine) halt() {
 		case <-parked:
 		default:
 			g := stack(*watched.Load(), allStacks())
-			if strings.Contains(g, "shadow.(*Engine).") && !strings.Contains(g, "shadow.(*Engine).halted(") {
+			if strings.Contains(g, engineFrame) && !strings.Contains(g, haltedFrame) {
 				time.Sleep(time.Millisecond) // in an event: it ends in microseconds
 				continue
 			}
@@ -95,6 +97,13 @@ func (e *Engine) halt() {
 	}
 }
 
+// engineFrame starts the frame of an engine's method in a stack dump, and
+// haltedFrame halted's: "github.com/spanprof/spanprof/shadow.(*engine).".
+var engineFrame, haltedFrame = func() (string, string) {
+	halted := runtime.FuncForPC(reflect.ValueOf((*engine).halted).Pointer()).Name()
+	return strings.TrimSuffix(halted, "halted"), halted + "("
+}()
+
 // stopper is the goroutine that halted the engine, which halted lets
 // through; parked is closed when the profiled goroutine parks in halted.
 var (
@@ -105,7 +114,7 @@ var (
 
 // halted parks the calling goroutine for good unless it is the one ending
 // the run (halt).
-func (e *Engine) halted() {
+func (e *engine) halted() {
 	if s := stopper.Load(); s != nil && *s == goroutineID() {
 		return
 	}

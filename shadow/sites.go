@@ -56,10 +56,10 @@ func (t *siteTable) add(sites []SiteInfo) SiteID {
 // registry is the process-wide table that generated code registers into.
 var registry siteTable
 
-// Register appends a package's sites to the process-wide table and returns
+// register appends a package's sites to the process-wide table and returns
 // the ID of the first. Generated code calls it from a package-level variable
 // initializer, so every table is complete before main runs.
-func Register(sites []SiteInfo) SiteID {
+func register(sites []SiteInfo) SiteID {
 	return registry.add(sites)
 }
 

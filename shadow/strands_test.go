@@ -15,7 +15,7 @@ import (
 // event's noise: strand j, which event j ends, reads its length plus
 // noise[j], as a run on a busy machine would.
 type noisy struct {
-	e     *Engine
+	e     *engine
 	m     *synthetic
 	noise []int64
 	j     int
@@ -44,7 +44,7 @@ func runNoisy(t *testing.T, seed uint64, noise []int64, dir string, k int, fuel 
 	tab := &siteTable{}
 	tab.add(p.sites)
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Unit: "count"}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count"}, tab)
 	if k > 0 {
 		t.Setenv(EnvStrands, dir)
 		t.Setenv(EnvRun, strconv.Itoa(k))
@@ -58,8 +58,8 @@ func runNoisy(t *testing.T, seed uint64, noise []int64, dir string, k int, fuel 
 	n := &noisy{e: e, m: m, noise: noise}
 	rn := &runner{p: p, ev: []events{n}, m: m, o: o, fuel: fuel}
 	rn.run(0, nil, 0)
-	n.step() // the strand that Stop ends
-	prof := e.Stop()
+	n.step() // the strand that stop ends
+	prof := e.stop()
 	var runs int64
 	var note string
 	if e.merge != nil {

@@ -21,7 +21,7 @@ func treeProfileAfter(serial int64, depth int, leaf func(i int) int64) (*spanpro
 		{File: "t.go", Line: 9, Func: "main.leaf", Caller: "main.tree", Kind: spanprofile.KindCall},
 	})
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, tab)
 	next := 0
 	objs := make([]int, 1<<depth)
 	var tree func(d int)
@@ -42,7 +42,7 @@ func treeProfileAfter(serial int64, depth int, leaf func(i int) int64) (*spanpro
 	}
 	m.now += uint64(serial)
 	tree(depth)
-	p := e.Stop()
+	p := e.stop()
 	for i, c := range p.Contexts {
 		if len(c.Stack) > 0 && c.Stack[len(c.Stack)-1] == 1 {
 			return p, i
@@ -121,14 +121,14 @@ func TestSubtractedNeverNegative(t *testing.T) {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{{File: "t.go", Line: 3, Func: "main.f", Caller: "main.main", Kind: spanprofile.KindCall}})
 	m := &synthetic{now: 1_000_000}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Overhead: 10}, tab)
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Overhead: 10}, tab)
 	for range 100 {
 		m.now -= 500 // backwards
 		e.CallBegin(0)
 		m.now += 100
 		e.CallEnd()
 	}
-	p := e.Stop()
+	p := e.stop()
 	if p.Subtracted < 0 || p.Work < 0 {
 		t.Errorf("subtracted %d, work %d: want neither negative", p.Subtracted, p.Work)
 	}

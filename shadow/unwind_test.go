@@ -75,7 +75,7 @@ func siteWork(p *spanprofile.Profile, i int) (site, root int64) {
 // charged to mustPositive's call (its work read 123, the root's 0).
 func TestRecoveredPanicClosesTheCall(t *testing.T) {
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, unwindTable())
 	withEngine(t, e)
 	if recovering(m) == nil {
 		t.Fatal("no panic")
@@ -85,7 +85,7 @@ func TestRecoveredPanicClosesTheCall(t *testing.T) {
 	m.now += 7
 	CallEnd()
 	m.now += 11
-	p := e.Stop()
+	p := e.stop()
 	if w, root := siteWork(p, 1); w != 105 || root != 11 {
 		t.Errorf("mustPositive's call has work %d and the root %d; want 105 (its strand up to the next event) and 11", w, root)
 	}
@@ -113,11 +113,11 @@ func helperCall(m *synthetic) {
 // recover ends that call, not the one the panic left open.
 func TestRecoveredPanicEndsTheRightCall(t *testing.T) {
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, unwindTable())
 	withEngine(t, e)
 	helperCall(m)
 	m.now += 11
-	p := e.Stop()
+	p := e.stop()
 	if w, root := siteWork(p, 3); w != 8 || root != 11 {
 		t.Errorf("the helper's call has work %d and the root %d; want 8 and 11", w, root)
 	}
@@ -133,7 +133,7 @@ func TestRecoveredPanicEndsTheRightCall(t *testing.T) {
 func spawnPanics(m *synthetic) (r any) {
 	defer func() { r = recover() }()
 	var obj wgStub
-	Spawn(0, unsafe.Pointer(&obj), func() { panicky(m) })
+	spawn(0, unsafe.Pointer(&obj), func() { panicky(m) })
 	return nil
 }
 
@@ -141,7 +141,7 @@ func spawnPanics(m *synthetic) (r any) {
 // recovered above the spawn, closes the child and its task.
 func TestRecoveredPanicClosesTheSpawn(t *testing.T) {
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, unwindTable())
 	withEngine(t, e)
 	if spawnPanics(m) == nil {
 		t.Fatal("no panic")
@@ -150,7 +150,7 @@ func TestRecoveredPanicClosesTheSpawn(t *testing.T) {
 	m.now += 7
 	CallEnd()
 	m.now += 11
-	p := e.Stop()
+	p := e.stop()
 	if w, root := siteWork(p, 2); w != 7 || root != 11 {
 		t.Errorf("the later call has work %d and the root %d; want 7 and 11", w, root)
 	}
@@ -184,7 +184,7 @@ func consistent(p *spanprofile.Profile) []string {
 // below the span of the spawn inside it (5).
 func TestWatchdogStopIsConsistent(t *testing.T) {
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic"}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic"}, unwindTable())
 	e.CallBegin(3) // the enclosing call
 	m.now += 1
 	e.SpawnBegin(0) // the inline child
@@ -192,7 +192,7 @@ func TestWatchdogStopIsConsistent(t *testing.T) {
 	e.CallBegin(1) // where it blocks for good
 	m.now += 5_000_000_000
 	e.freeze() // the watchdog
-	p := e.Stop()
+	p := e.stop()
 	if p.Work != 6 || p.Span != 6 {
 		t.Errorf("work %d, span %d; want 6 and 6: the blocked time is no strand's", p.Work, p.Span)
 	}
@@ -220,9 +220,9 @@ func TestWatchdogStopIsConsistent(t *testing.T) {
 func TestStopJoinsRunningGoroutines(t *testing.T) {
 	// A measure per goroutine, as a counter per thread.
 	var child synthetic
-	open := func() (Reader, func(), error) { return &child, nil, nil }
+	open := func() (reader, func(), error) { return &child, nil, nil }
 	m := &synthetic{}
-	e := newEngine(Config{Measure: m, MeasureName: "synthetic", Mode: "parallel", PerThread: true, Open: open}, unwindTable())
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Mode: parallelMode, PerThread: true, Open: open}, unwindTable())
 	e.parCallBegin(3, noDepth)
 	m.now += 1
 	c, _ := e.parSpawn(0, true, noDepth)
@@ -235,7 +235,7 @@ func TestStopJoinsRunningGoroutines(t *testing.T) {
 	}()
 	<-started
 	m.now += 2
-	p := e.Stop()
+	p := e.stop()
 	if p.Work != 8 || p.Span != 6 {
 		t.Errorf("work %d, span %d; want 8 and 6", p.Work, p.Span)
 	}

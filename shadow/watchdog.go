@@ -64,10 +64,11 @@ var blockedStates = []string{
 	"sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMutex.RLock", "sync.WaitGroup.Wait",
 }
 
-// spawnHelpers are the frames of emit.go that run a child inline.
+// spawnHelpers are the frames of the entry points (emit_*.go) that run a
+// child inline.
 var spawnHelpers = []string{
 	"shadow.Go(", "shadow.WaitGroupGo(", "shadow.GroupGo[", "shadow.GroupTryGo[",
-	"shadow.Spawn(", "shadow.ParlibGroupSpawn[", "shadow.ParlibSpawn[",
+	"shadow.ParlibGroupSpawn[", "shadow.ParlibSpawn[",
 	"shadow.ParlibDo(", "shadow.parlibSplit(",
 }
 
@@ -194,15 +195,15 @@ func stopDeadlocked(d deadlock) {
 // writes its own file, or none), reporting a failure on stderr.
 func writeProfile() {
 	if current != nil && testOutput() {
-		if err := Stop(); err != nil {
+		if err := stopAndWrite(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
 }
 
 // freeze makes every goroutine's measure stand still at its last event.
-func (e *Engine) freeze() {
-	e.m = frozen(e.last)
+func (e *engine) freeze() {
+	e.m = frozen(e.cur.last)
 	for _, st := range e.allG {
 		st.m = frozen(st.last)
 	}
@@ -299,7 +300,7 @@ func firstFrame(g string) string {
 }
 
 // spawnSite returns file:line of the innermost inline spawn in a goroutine's
-// stack: the frame that called one of emit.go's spawn helpers (whose
+// stack: the frame that called one of the spawn helpers (whose
 // position the rewriter's //line directives map to the user's source).
 func spawnSite(g string) string {
 	lines := strings.Split(g, "\n")

@@ -157,3 +157,21 @@ func TestFlagValue(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineFrame: halt tells a goroutine in an event from one elsewhere by
+// the frames of the engine's methods in its stack.
+func TestEngineFrame(t *testing.T) {
+	var e engine
+	if g := e.stackForTest(); !strings.Contains(g, engineFrame+"stackForTest(") {
+		t.Errorf("a stack dump from an engine's method does not show %q:\n%s", engineFrame, g)
+	}
+	if !strings.HasSuffix(haltedFrame, "shadow.(*engine).halted(") {
+		t.Errorf("haltedFrame is %q", haltedFrame)
+	}
+}
+
+//go:noinline
+func (e *engine) stackForTest() string {
+	buf := make([]byte, 1<<14)
+	return string(buf[:runtime.Stack(buf, false)])
+}

@@ -1,14 +1,16 @@
 // Command handqsort is the parallel quicksort of the Cilkprof paper's
-// Figure 1, instrumented by hand with the shadow runtime's events. It shows
-// what instrumented code looks like and gives a real profile to read with
-// `spanprof report` before any rewriting is involved:
+// Figure 1, instrumented by hand with the calls that spanprof's rewriter
+// writes (rewrite/doc.go). It shows what instrumented code looks like and
+// gives a real profile to read with `spanprof report` before any rewriting
+// is involved:
 //
-//	go run ./shadow/internal/handqsort -n 2000000
+//	SPANPROF_OUT=spanprof.pb.gz go run ./shadow/internal/handqsort -n 2000000
 //	go run ./cmd/spanprof report spanprof.pb.gz
 //
-// In serial mode every spawn runs inline (the serial elision) between
-// SpawnBegin and SpawnEnd; the WaitGroup is still signalled so the program's
-// own synchronization stays as written.
+// As a rewritten program, it profiles only when asked to: with SPANPROF_OUT
+// or SPANPROF_MODE set (which spanprof run sets). In serial mode every spawn
+// runs inline (the serial elision) inside shadow.Go; the WaitGroup is still
+// signalled so the program's own synchronization stays as written.
 package main
 
 import (
@@ -18,17 +20,16 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/spanprof/spanprof/shadow"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
-var sites = shadow.Register([]shadow.SiteInfo{
-	{File: "shadow/internal/handqsort/main.go", Line: 64, Func: "main.partition", Caller: "main.pqsort", Kind: spanprofile.KindCall},
+var sites = shadow.Init([]shadow.SiteInfo{
+	{File: "shadow/internal/handqsort/main.go", Line: 65, Func: "main.partition", Caller: "main.pqsort", Kind: spanprofile.KindCall},
 	{File: "shadow/internal/handqsort/main.go", Line: 72, Func: "main.pqsort.func1", Caller: "main.pqsort", Kind: spanprofile.KindSpawn},
-	{File: "shadow/internal/handqsort/main.go", Line: 79, Func: "main.pqsort", Caller: "main.pqsort", Kind: spanprofile.KindCall},
-	{File: "shadow/internal/handqsort/main.go", Line: 95, Func: "main.pqsort", Caller: "main.main", Kind: spanprofile.KindCall},
+	{File: "shadow/internal/handqsort/main.go", Line: 77, Func: "main.pqsort", Caller: "main.pqsort", Kind: spanprofile.KindCall},
+	{File: "shadow/internal/handqsort/main.go", Line: 93, Func: "main.pqsort", Caller: "main.main", Kind: spanprofile.KindCall},
 })
 
 const (
@@ -68,24 +69,21 @@ func pqsort(a []int64) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	shadow.SpawnBegin(sites + siteSpawnLeft)
-	func() {
-		defer wg.Done()
+	shadow.Go(sites+siteSpawnLeft, func() {
+		defer shadow.WaitGroupDone(&wg)
 		pqsort(a[:mid])
-		shadow.Done(unsafe.Pointer(&wg))
-	}()
-	shadow.SpawnEnd(nil)
+	})
 	shadow.CallBegin(sites + siteCallRight)
 	pqsort(a[mid:])
 	shadow.CallEnd()
-	wg.Wait()
-	shadow.Wait(unsafe.Pointer(&wg))
+	shadow.WaitGroupWait(&wg)
 }
 
 func main() {
 	n := flag.Int("n", 2_000_000, "number of elements to sort")
 	flag.Parse()
-	shadow.StartFromEnv()
+	shadow.StartIfNeeded()
+	defer shadow.Finish()
 	r := rand.New(rand.NewPCG(1, 2))
 	a := make([]int64, *n)
 	for i := range a {
@@ -96,8 +94,7 @@ func main() {
 	shadow.CallEnd()
 	if !slices.IsSorted(a) {
 		fmt.Fprintln(os.Stderr, "handqsort: result is not sorted")
-		os.Exit(1)
+		os.Exit(shadow.BeforeExit(1))
 	}
-	shadow.StopOrExit()
 	fmt.Printf("sorted %d elements\n", *n)
 }

@@ -1,0 +1,102 @@
+package shadow
+
+import "unsafe"
+
+// ErrGroup is what GroupGo, GroupTryGo and GroupWait need of a group:
+// golang.org/x/sync/errgroup.Group's methods. It is a constraint, not an
+// import, so profiled modules inherit no dependency from the runtime.
+type ErrGroup[G any] interface {
+	*G
+	Go(func() error)
+	TryGo(func() error) bool
+	Wait() error
+}
+
+// GroupGo runs g.Go(f) at site. Inline, f runs on the caller and only an
+// error goes to the group, through a goroutine that returns it, so the
+// group's first-error rule and its context's cancellation behave as
+// written. A goroutine per Go would charge the run for starting and
+// scheduling goroutines the program, run serially, does not have (and the
+// first subtree for creating them, the later ones only for reusing them).
+// While f runs inline no other child of the group is running, so a limit
+// set with SetLimit is never reached.
+//
+//go:noinline
+func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
+	gid, d := gdepth()
+	d |= depthOff
+	c := spawnChild(gid, d, site)
+	switch {
+	case c.inline():
+		err := f()
+		c.end(unsafe.Pointer(g), d)
+		if err != nil {
+			g.Go(func() error { return err })
+		}
+	case c.own():
+		g.Go(func() error {
+			c.start()
+			defer c.exit(unsafe.Pointer(g))
+			return f()
+		})
+		c.resume()
+	default:
+		g.Go(f)
+	}
+}
+
+// GroupTryGo runs g.TryGo(f) at site: f runs only if the group's limit
+// allows another goroutine, as with TryGo itself. The child begins once
+// TryGo has said yes.
+//
+//go:noinline
+func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
+	gid, d := gdepth()
+	d |= depthOff
+	e, how := spawnHow(gid, site)
+	switch how {
+	case runSerial, runElided:
+		// Inline, f runs on the caller, and the goroutine that TryGo
+		// starts returns its error.
+		errc := make(chan error, 1)
+		if !g.TryGo(func() error { return <-errc }) {
+			return false
+		}
+		c := beginChild(e, how, site, d, here)
+		err := f()
+		c.end(unsafe.Pointer(g), d)
+		errc <- err
+		return true
+	case runParallel:
+		// The goroutine that TryGo starts is the child's own, or runs f
+		// as written if the child has none.
+		var c child
+		ready := make(chan struct{})
+		ok := g.TryGo(func() error {
+			<-ready
+			if !c.own() {
+				return f()
+			}
+			c.start()
+			defer c.exit(unsafe.Pointer(g))
+			return f()
+		})
+		if ok {
+			c = beginChild(e, how, site, d, ownGoroutine)
+		}
+		close(ready)
+		return ok
+	}
+	return g.TryGo(f)
+}
+
+// GroupWait runs g.Wait(), a join.
+//
+//go:noinline
+func GroupWait[G any, PG ErrGroup[G]](g PG) error {
+	gid, d := gdepth()
+	w := beginWait(gid, d|depthOff)
+	err := g.Wait()
+	w.end(unsafe.Pointer(g))
+	return err
+}

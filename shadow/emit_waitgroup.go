@@ -1,0 +1,63 @@
+package shadow
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// WaitGroupGo runs wg.Go(f) at site: f is a child whose return signals wg.
+// Inline, the WaitGroup's counter is left untouched, as it is after wg.Go's
+// goroutine has finished.
+//
+//go:noinline
+func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
+	g, d := gdepth()
+	d |= depthOff
+	c := spawnChild(g, d, site)
+	switch {
+	case c.inline():
+		f()
+		c.end(unsafe.Pointer(wg), d)
+	case c.own():
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.start()
+			defer c.exit(unsafe.Pointer(wg)) // before Done: the wait must find it
+			f()
+		}()
+		c.resume()
+	default:
+		wg.Go(f)
+	}
+}
+
+// WaitGroupDone runs wg.Done(), a contribution to wg.
+//
+//go:noinline
+func WaitGroupDone(wg *sync.WaitGroup) {
+	g, d := gdepth()
+	doneAt(g, d|depthOff, unsafe.Pointer(wg))
+	wg.Done()
+}
+
+// WaitGroupAdd runs wg.Add(delta); a negative delta is a contribution.
+//
+//go:noinline
+func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
+	if delta < 0 {
+		g, d := gdepth()
+		doneAt(g, d|depthOff, unsafe.Pointer(wg))
+	}
+	wg.Add(delta)
+}
+
+// WaitGroupWait runs wg.Wait(), a join.
+//
+//go:noinline
+func WaitGroupWait(wg *sync.WaitGroup) {
+	g, d := gdepth()
+	w := beginWait(g, d|depthOff)
+	wg.Wait()
+	w.end(unsafe.Pointer(wg))
+}

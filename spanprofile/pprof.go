@@ -80,6 +80,9 @@ type header struct {
 	Trust        *Trust `json:"trust,omitempty"`
 	Sites        []Site `json:"sites,omitempty"`
 	Ended        string `json:"ended,omitempty"`
+	// Trace mode's (docs/trace-mode.md).
+	Trace *TraceInfo    `json:"trace,omitempty"`
+	Tasks []TaskSummary `json:"tasks,omitempty"`
 }
 
 // sampleUnit returns the pprof unit of the profile's measure.
@@ -205,6 +208,7 @@ func (p *Profile) comments() []string {
 		Work: p.Work, Span: p.Span, BurdenedSpan: p.BurdenedSpan, Burden: p.Burden,
 		Spawns: p.Spawns, Syncs: p.Syncs, Overhead: p.Overhead, Subtracted: p.Subtracted,
 		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
+		Trace: p.Trace, Tasks: p.Tasks,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -338,7 +342,7 @@ func fromPprof(pp *profile.Profile) (*Profile, error) {
 		Work: h.Work, Span: h.Span, BurdenedSpan: h.BurdenedSpan, Burden: h.Burden,
 		Spawns: h.Spawns, Syncs: h.Syncs, Overhead: h.Overhead, Subtracted: h.Subtracted,
 		ShadowBytes: h.ShadowBytes, Procs: h.Procs, Trust: h.Trust, TimeNanos: pp.TimeNanos, DurationNanos: pp.DurationNanos,
-		Sites: h.Sites, Ended: h.Ended,
+		Sites: h.Sites, Ended: h.Ended, Trace: h.Trace, Tasks: h.Tasks,
 	}
 
 	want := p.sampleTypes()

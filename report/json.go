@@ -51,6 +51,12 @@ type Summary struct {
 	// Trust says how far to trust the numbers (spanprofile.Trust); absent
 	// when the profile does not say.
 	Trust *spanprofile.Trust `json:"trust,omitempty"`
+	// Trace mode only (docs/trace-mode.md): what the trace held, the
+	// functions on the critical path (all of them, see Functions), and the
+	// runtime/trace tasks by type.
+	Trace     *spanprofile.TraceInfo    `json:"trace,omitempty"`
+	Functions []FunctionSummary         `json:"functions,omitempty"`
+	Tasks     []spanprofile.TaskSummary `json:"tasks,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -89,6 +95,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Sort: r.sort.Name, SitesExecuted: r.executed, SitesNotExecuted: r.unexecuted,
 		Warnings: Warnings(p),
 		Trust:    p.Trust,
+		Trace:    p.Trace, Functions: Functions(p), Tasks: p.Tasks,
 	}
 	if p.Partial() {
 		s.Ended = p.Ended

@@ -110,8 +110,26 @@ func traceLines(p *spanprofile.Profile) [][2]string {
 		stacks = fmt.Sprintf("%s CPU samples placed %s%s; event stacks the rest", commas(t.CPUSamples), duration(float64(t.Sampled)), share(t.Sampled))
 	}
 	out = append(out, [2]string{"Stacks", stacks})
+	if t.CPU > 0 {
+		out = append(out, [2]string{"CPU time", fmt.Sprintf("%s used by the program; its goroutines held a P %.2fx as long",
+			duration(float64(t.CPU)), heldOverCPU(p))})
+	}
 	return out
 }
+
+// heldOverCPU returns how much longer the program's goroutines held a P
+// than the program used the CPU (0 when unknown): about 1 on a quiet
+// machine (the runtime's own work outside goroutines makes it less), more
+// where the system gave the threads' CPUs to other processes.
+func heldOverCPU(p *spanprofile.Profile) float64 {
+	if p.Trace == nil || p.Trace.CPU <= 0 {
+		return 0
+	}
+	return float64(p.Work+p.Trace.RuntimeTime) / float64(p.Trace.CPU)
+}
+
+// heldOverCPUWarn is the ratio of heldOverCPU above which the report warns.
+const heldOverCPUWarn = 1.3
 
 // traceWarnings returns the warnings particular to trace mode.
 func traceWarnings(p *spanprofile.Profile) []string {
@@ -120,6 +138,10 @@ func traceWarnings(p *spanprofile.Profile) []string {
 		return nil
 	}
 	var out []string
+	if r := heldOverCPU(p); r > heldOverCPUWarn {
+		out = append(out, fmt.Sprintf("the goroutines held a P %.1fx as long as the program used the CPU: the system gave their threads' CPUs "+
+			"to other processes, so every strand reads long, and the span most, since it picks the longest; trace on a quiet machine", r))
+	}
 	if t.CPUSamples == 0 && p.Work > 0 {
 		out = append(out, "the trace has no CPU samples: each piece of a strand is placed on the line where it ended "+
 			"(a channel operation, a lock, a go statement), in the right function but not on the line that took the time; "+

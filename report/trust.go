@@ -61,6 +61,8 @@ func trustWarnings(p *spanprofile.Profile) []string {
 	}
 	clockLike := p.Measure == "clock"
 	switch {
+	case p.Mode == "trace" && heldOverCPU(p) > heldOverCPUWarn:
+		// traceWarnings said it, with the program's own figure.
 	case p.Mode == "trace" && load > busyShare:
 		out = append(out, fmt.Sprintf("other processes used %.0f%% of the machine: a strand is the time its goroutine held a P, "+
 			"which includes the time the system gave its thread to them, and the span picks the longest; trace on a quiet machine", 100*load))

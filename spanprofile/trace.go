@@ -39,6 +39,11 @@ type TraceInfo struct {
 	// stack of the event that ended each piece of a strand.
 	CPUSamples int64 `json:"cpu_samples"`
 	Sampled    int64 `json:"sampled"`
+	// CPU, for spanprof run -mode trace, is the CPU time (user and
+	// system, all threads) the traced program used: against the time its
+	// goroutines held a P (the work plus RuntimeTime) it says how much of
+	// that time their threads really ran. 0 when unknown.
+	CPU int64 `json:"cpu,omitempty"`
 }
 
 // TaskSummary summarizes the runtime/trace tasks of one type (the taskType

@@ -26,6 +26,7 @@ type gstate struct {
 	parent ctxID   // its creator's context at the go statement
 	start  stackID // its entry function, from its creation
 	last   stackID // the (trimmed) stack of its latest event
+	raw    stackID // and that stack whole
 
 	pieceStart trace.Time
 	samples    []stackID // CPU samples in the current piece
@@ -156,7 +157,7 @@ func (a *analyzer) event(ev trace.Event) {
 			if g.running && !g.system {
 				st := a.st.trimmed[raw]
 				a.closePiece(g, t, st)
-				g.last = st
+				g.last, g.raw = st, raw
 			}
 		}
 	}
@@ -433,8 +434,9 @@ func (a *analyzer) stopStrand(g *gstate, t trace.Time) {
 
 // closePiece ends g's current piece at t and gives its time to its stacks:
 // the CPU samples taken in it if any, each an equal share, else st, the
-// stack of the event ending it, or when there is none the goroutine's latest
-// stack, or its entry function.
+// stack of the event ending it, or when there is none the stack of the
+// system call it is in, or the goroutine's latest stack, or its entry
+// function.
 func (a *analyzer) closePiece(g *gstate, t trace.Time, st stackID) {
 	d := int64(t - g.pieceStart)
 	if d <= 0 {
@@ -474,13 +476,19 @@ func (a *analyzer) closePiece(g *gstate, t trace.Time, st stackID) {
 		g.samples = g.samples[:0]
 		return
 	}
-	if st == 0 {
+	switch {
+	case st != 0:
+	case g.syscall && g.raw != 0:
+		// In a system call the time is the call's, not its caller's:
+		// the stack of the call, whole.
+		a.attribute(g, a.st.context(g.parent, g.raw), d)
+		return
+	case g.last != 0:
 		st = g.last
-		if st == 0 {
-			st = g.start
-		}
+	default:
+		st = g.start
 	}
-	a.attribute(g, a.st.context(g.parent, st), d)
+	a.attribute(g, a.st.eventContext(g.parent, st), d)
 }
 
 // attribute adds ns of g's strand, in context c, to the work and to the

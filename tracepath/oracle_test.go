@@ -66,6 +66,7 @@ type ogor struct {
 	last    *onode
 	ctx     []string // the creator's context at the go statement
 	stack   []string // trimmed, latest
+	raw     []string // untrimmed, latest
 	entry   []string
 	samples [][]string
 	since   int64 // start of the current segment
@@ -156,6 +157,9 @@ func (o *oracleRun) node(g int, stack []string) *onode {
 				gr.samples = nil
 			} else {
 				st := gr.stack
+				if gr.state == "syscall" {
+					st = gr.raw
+				}
 				if stack != nil {
 					st = trimmedStack(stack)
 				}
@@ -171,7 +175,7 @@ func (o *oracleRun) node(g int, stack []string) *onode {
 		gr.since = o.now
 	}
 	if stack != nil {
-		gr.stack = trimmedStack(stack)
+		gr.stack, gr.raw = trimmedStack(stack), stack
 	}
 	gr.last = n
 	o.nodes = append(o.nodes, n)

@@ -1,6 +1,7 @@
 package tracepath
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,9 +44,11 @@ type stacks struct {
 
 	sites   []spanprofile.Site
 	siteIDs map[siteKey]siteID
-	// system[s] says the site's function is the runtime's own, for
-	// classifying goroutines and trimming event stacks.
+	// blocking[s] says the site's function is where goroutines block,
+	// inModule[s] that its file is the profiled module's: for trimming
+	// event stacks.
 	blocking []bool
+	inModule []bool
 
 	stacks   [][]siteID // leaf first
 	stackIDs map[string]stackID
@@ -57,8 +60,12 @@ type stacks struct {
 	ctxParent []ctxID
 	ctxSite   []siteID
 	ctxDepth  []int32
-	children  map[ctxKey]ctxID
-	pairs     map[ctxPairKey]ctxID
+	// ctxModule[c] says context c holds a frame of the module, and
+	// stackModule[s] that stack s does.
+	ctxModule   []bool
+	stackModule []bool
+	children    map[ctxKey]ctxID
+	pairs       map[ctxPairKey]ctxID
 }
 
 func newStacks(trim string) *stacks {
@@ -73,6 +80,8 @@ func newStacks(trim string) *stacks {
 	// Stack 0 is the empty stack; context 0 is the root.
 	s.stacks = append(s.stacks, nil)
 	s.trimmed = append(s.trimmed, 0)
+	s.stackModule = append(s.stackModule, false)
+	s.ctxModule = append(s.ctxModule, false)
 	s.stackIDs[""] = 0
 	s.ctxParent = append(s.ctxParent, -1)
 	s.ctxSite = append(s.ctxSite, -1)
@@ -103,6 +112,12 @@ func (s *stacks) stack(st trace.Stack) stackID {
 	for len(frames) > 1 && (frames[len(frames)-1].Func == "runtime.goexit" || frames[len(frames)-1].Func == "runtime.main") {
 		frames = frames[:len(frames)-1]
 	}
+	// A sample taken while a goroutine was being preempted has the
+	// preemption's frames, which the signal injected, above the code it
+	// was running.
+	for len(frames) > 1 && strings.HasPrefix(frames[0].Func, "runtime.asyncPreempt") {
+		frames = frames[1:]
+	}
 	sites := make([]siteID, len(frames))
 	for i, f := range frames {
 		sites[i] = s.site(f)
@@ -126,14 +141,20 @@ func (s *stacks) intern(sites []siteID) stackID {
 	s.stacks = append(s.stacks, sites)
 	s.stackIDs[key.String()] = id
 	s.trimmed = append(s.trimmed, id)
+	s.stackModule = append(s.stackModule, slices.ContainsFunc(sites, func(x siteID) bool { return s.inModule[x] }))
 	// An event's stack is where the goroutine stood when the event
-	// happened: a channel operation, a lock, a go statement, all inside
-	// the runtime or sync. The time before the event was spent in the
-	// code that called them, so event stacks lose their leading runtime
-	// frames (not all of them: a runtime goroutine keeps its own).
-	k := 0
-	for k < len(sites) && s.blocking[sites[k]] {
-		k++
+	// happened: a channel operation, a lock, a go statement, inside the
+	// runtime, sync or a library (errgroup's Go holds the go statement).
+	// The time before the event was spent in the code that called them,
+	// so event stacks lose their leading frames down to the profiled
+	// module's first, or, with none of its frames (or no module known),
+	// their runtime frames; never all of them.
+	k := slices.IndexFunc(sites, func(x siteID) bool { return s.inModule[x] })
+	if k <= 0 {
+		k = 0
+		for k < len(sites) && s.blocking[sites[k]] {
+			k++
+		}
 	}
 	if k > 0 && k < len(sites) {
 		s.trimmed[id] = s.intern(sites[k:])
@@ -149,15 +170,17 @@ func (s *stacks) site(f trace.StackFrame) siteID {
 	}
 	id := siteID(len(s.sites))
 	file := f.File
+	inModule := false
 	if s.trim != "" {
 		if rel, ok := strings.CutPrefix(file, s.trim); ok && rel != "" {
-			file = rel
+			file, inModule = rel, true
 		}
 	}
 	s.sites = append(s.sites, spanprofile.Site{
 		File: file, Line: int(f.Line), Func: f.Func, Caller: f.Func, Kind: spanprofile.KindFrame,
 	})
 	s.blocking = append(s.blocking, blockingPackage(funcPackage(f.Func)))
+	s.inModule = append(s.inModule, inModule)
 	s.siteIDs[key] = id
 	return id
 }
@@ -227,8 +250,22 @@ func (s *stacks) child(c ctxID, x siteID) ctxID {
 	s.ctxParent = append(s.ctxParent, c)
 	s.ctxSite = append(s.ctxSite, x)
 	s.ctxDepth = append(s.ctxDepth, s.ctxDepth[c]+1)
+	s.ctxModule = append(s.ctxModule, s.ctxModule[c] || s.inModule[x])
 	s.children[k] = id
 	return id
+}
+
+// eventContext returns the context of a piece of a goroutine whose
+// creator's context is parent, ended by an event at stack st (trimmed). A
+// stack with no frame of the module, in a goroutine that the module's code
+// started, is a wrapper's (sync.WaitGroup.Go, errgroup's Go) after the
+// module's function returned: the piece was the goroutine's work for the
+// go statement, and goes there.
+func (s *stacks) eventContext(parent ctxID, st stackID) ctxID {
+	if !s.stackModule[st] && s.ctxModule[parent] {
+		return parent
+	}
+	return s.context(parent, st)
 }
 
 // context returns the context of a goroutine whose creator's context is

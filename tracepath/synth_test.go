@@ -35,7 +35,12 @@ func frames(fs ...string) trace.Stack {
 		// A trace's frames are its PCs': one PC per frame.
 		h := fnv.New64a()
 		h.Write([]byte(f))
-		out = append(out, trace.StackFrame{PC: h.Sum64(), Func: fn, File: "/m/" + fn + ".go", Line: l})
+		// The module is /m; the runtime and sync are not its.
+		file := "/m/" + fn + ".go"
+		if !strings.HasPrefix(fn, "main.") {
+			file = "/goroot/" + fn + ".go"
+		}
+		out = append(out, trace.StackFrame{PC: h.Sum64(), Func: fn, File: file, Line: l})
 	}
 	return trace.MakeStack(out)
 }
@@ -303,9 +308,12 @@ func TestSyscalls(t *testing.T) {
 	if p.Work != 50 || p.Span != 50 || p.Trace.Syscall != 25 || p.Trace.Strands != 2 {
 		t.Errorf("work %d span %d syscall %d strands %d; want 50, 50, 25, 2", p.Work, p.Span, p.Trace.Syscall, p.Trace.Strands)
 	}
+	// Time in a call is the call's; before it, its caller's.
 	sameMap(t, "work", stacksOf(p, false), map[string]int64{
-		"main.main:2;syscall.read:1": 15,
-		"main.main:3;syscall.read:1": 35,
+		"main.main:2":                10,
+		"main.main:2;syscall.read:1": 5,
+		"main.main:3":                15,
+		"main.main:3;syscall.read:1": 20,
 	})
 }
 
@@ -321,7 +329,7 @@ func TestRecursionFolded(t *testing.T) {
 	s.exit(30, 1)
 	p := s.profile()
 	sameMap(t, "work", stacksOf(p, false), map[string]int64{
-		"main.main:1;main.f:3":                        30,
+		"main.main:1;main.f:3": 30,
 		// f.func1's call of f returns to f's context.
 		"main.main:1;main.f:3;main.f:5": 10,
 	})
@@ -401,4 +409,27 @@ func TestTaskUnfinished(t *testing.T) {
 	if len(p.Tasks) != 1 || p.Tasks[0].Unfinished != 1 || p.Tasks[0].Count != 0 {
 		t.Errorf("tasks %+v; want one type with 1 unfinished", p.Tasks)
 	}
+}
+
+// TestLibraryFramesTrimmed: an event inside a library (errgroup's Go holds
+// the go statement) ends a piece spent in the module's code that called
+// it; with no frame of the module, only the runtime's frames go, unless the
+// goroutine was started by the module's code: then its piece goes to the go
+// statement (a WaitGroup.Go's child, its function returned, wakes the
+// waiter inside sync).
+func TestLibraryFramesTrimmed(t *testing.T) {
+	s := &synth{t: t}
+	s.running(0, 1)
+	s.running(0, 3)
+	s.create(10, 1, frames("golang.org/x/sync/errgroup.(*Group).Go:78", "main.fib:9"), 2, frames("golang.org/x/sync/errgroup.(*Group).Go.func1:79"))
+	s.start(10, 2)
+	s.block(30, 1, frames("runtime.gopark:1", "sync.(*WaitGroup).Wait:2", "main.fib:10"))
+	s.unblock(50, 2, frames("sync.(*WaitGroup).Add:1", "sync.(*WaitGroup).Done:2", "golang.org/x/sync/errgroup.(*Group).Go.func1:80"), 1)
+	s.block(60, 3, frames("runtime.gopark:1", "net/http.(*conn).serve:5"))
+	p := s.profile()
+	sameMap(t, "work", stacksOf(p, false), map[string]int64{
+		"main.fib:9":               60, // main 10, the child 50
+		"main.fib:10":              20,
+		"net/http.(*conn).serve:5": 60,
+	})
 }

@@ -39,6 +39,15 @@ type TraceInfo struct {
 	// stack of the event that ended each piece of a strand.
 	CPUSamples int64 `json:"cpu_samples"`
 	Sampled    int64 `json:"sampled"`
+	// Period is the CPU profiler's sampling period as the trace shows it
+	// (0 when it has too few samples to tell). Excluded is the clock time
+	// left out of the Checked pieces longer than a period, Corrected of
+	// them, because their samples show that their thread did not run then
+	// (the system ran other processes on its CPU).
+	Period    int64 `json:"sample_period,omitempty"`
+	Excluded  int64 `json:"excluded,omitempty"`
+	Checked   int64 `json:"checked,omitempty"`
+	Corrected int64 `json:"corrected,omitempty"`
 	// CPU, for spanprof run -mode trace, is the CPU time (user and
 	// system, all threads) the traced program used: against the time its
 	// goroutines held a P (the work plus RuntimeTime) it says how much of

@@ -2,6 +2,7 @@ package tracepath
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -29,7 +30,8 @@ type gstate struct {
 	raw    stackID // and that stack whole
 
 	pieceStart trace.Time
-	samples    []stackID // CPU samples in the current piece
+	samples    []stackID    // CPU samples in the current piece
+	sampleAt   []trace.Time // and when they were taken
 
 	// own is the longest path ending at the goroutine's present point; in
 	// the best edge into it since it last ran, taken when it next runs if
@@ -77,6 +79,7 @@ type analyzer struct {
 	// inSyscall maps a P to the goroutine in a system call that holds it.
 	inSyscall map[trace.ProcID]trace.GoID
 	info      spanprofile.TraceInfo
+	gaps      gapHistogram
 
 	tasks *taskSet
 }
@@ -172,7 +175,11 @@ func (a *analyzer) event(ev trace.Event) {
 		a.transition(ev, t)
 	case trace.EventStackSample:
 		if g := a.running(ev.Goroutine()); g != nil {
+			if n := len(g.sampleAt); n > 0 {
+				a.gaps.add(int64(t - g.sampleAt[n-1]))
+			}
 			g.samples = append(g.samples, a.st.stack(ev.Stack()))
+			g.sampleAt = append(g.sampleAt, t)
 		}
 	case trace.EventLabel:
 		// The GC's mark workers say what they are: "GC (dedicated)",
@@ -401,7 +408,7 @@ func (a *analyzer) unblock(ev trace.Event, h *gstate, t trace.Time) {
 func (a *analyzer) startStrand(g *gstate, t trace.Time) {
 	g.running = true
 	g.pieceStart = t
-	g.samples = g.samples[:0]
+	g.samples, g.sampleAt = g.samples[:0], g.sampleAt[:0]
 	if g.system {
 		return
 	}
@@ -442,6 +449,9 @@ func (a *analyzer) closePiece(g *gstate, t trace.Time, st stackID) {
 	if d <= 0 {
 		return
 	}
+	if !g.system && !g.syscall {
+		d = a.cpuBound(g, t, d)
+	}
 	g.pieceStart = t
 	if !g.counted {
 		g.counted = true
@@ -453,7 +463,7 @@ func (a *analyzer) closePiece(g *gstate, t trace.Time, st stackID) {
 	}
 	if g.system {
 		a.info.RuntimeTime += d
-		g.samples = g.samples[:0]
+		g.samples, g.sampleAt = g.samples[:0], g.sampleAt[:0]
 		return
 	}
 	if g.syscall {
@@ -473,7 +483,7 @@ func (a *analyzer) closePiece(g *gstate, t trace.Time, st stackID) {
 		}
 		a.info.CPUSamples += k
 		a.info.Sampled += d
-		g.samples = g.samples[:0]
+		g.samples, g.sampleAt = g.samples[:0], g.sampleAt[:0]
 		return
 	}
 	switch {
@@ -489,6 +499,83 @@ func (a *analyzer) closePiece(g *gstate, t trace.Time, st stackID) {
 		st = g.start
 	}
 	a.attribute(g, a.st.eventContext(g.parent, st), d)
+}
+
+// cpuBound returns the length of g's piece of d nanoseconds of clock
+// ending at t, less what its CPU samples show its thread did not run.
+//
+// The CPU profiler's timer is the thread's CPU clock: the thread is
+// signalled, and a sample taken, each time it has used another period of
+// CPU (one tick of the system's clock at most rates: 4 ms on a Linux of
+// 250 Hz). So between two samples of a piece the thread ran at most one
+// period, and so before its first and after its last, and in a piece with
+// none at most one in all. A piece longer than that held its P while the
+// system ran something else on its CPU: on a busy machine, a strand of 1
+// ms can read 20. The period is estimated from the trace (gapHistogram);
+// until it is known, and in system calls, a piece is its clock time.
+func (a *analyzer) cpuBound(g *gstate, t trace.Time, d int64) int64 {
+	p := a.gaps.period()
+	if p == 0 || d <= p {
+		return d
+	}
+	a.info.Checked++
+	bound := p
+	if k := len(g.sampleAt); k > 0 {
+		bound = min(max(int64(g.sampleAt[0]-g.pieceStart), 0), p)
+		for i := 1; i < k; i++ {
+			bound += min(int64(g.sampleAt[i]-g.sampleAt[i-1]), p)
+		}
+		bound += min(max(int64(t-g.sampleAt[k-1]), 0), p)
+	}
+	if bound >= d {
+		return d
+	}
+	a.info.Excluded += d - bound
+	a.info.Corrected++
+	return bound
+}
+
+// gapHistogram holds the gaps between consecutive CPU samples of a running
+// piece, in quarter-octave bins, to estimate the sampling period: the
+// typical gap, as the system delivers the profiler's signals. A thread
+// that lost its CPU shows a longer gap, never a shorter one, so the median
+// is the period on a machine busy less than half the time and the
+// estimate errs long (keeping more clock time) on a busier one.
+type gapHistogram struct {
+	bins  [128]int64
+	n     int64
+	cache int64
+}
+
+// minGaps is how many gaps the period estimate needs.
+const minGaps = 32
+
+func (h *gapHistogram) add(gap int64) {
+	if gap <= 0 {
+		return
+	}
+	b := min(int(4*math.Log2(float64(gap))), len(h.bins)-1)
+	h.bins[b]++
+	h.n++
+	h.cache = 0
+}
+
+// period returns the estimated sampling period in nanoseconds, the upper
+// edge of the median gap's bin, or 0 while there are too few gaps.
+func (h *gapHistogram) period() int64 {
+	if h.n < minGaps {
+		return 0
+	}
+	if h.cache == 0 {
+		var c int64
+		for b, k := range h.bins {
+			if c += k; 2*c >= h.n {
+				h.cache = int64(math.Exp2(float64(b+1) / 4))
+				break
+			}
+		}
+	}
+	return h.cache
 }
 
 // attribute adds ns of g's strand, in context c, to the work and to the

@@ -83,6 +83,7 @@ func (a *analyzer) profile() *spanprofile.Profile {
 	info := a.info
 	info.Events = a.events
 	info.Duration = int64(a.last - a.first)
+	info.Period = a.gaps.period()
 	return &spanprofile.Profile{
 		Mode: "trace", Measure: "clock", Unit: "nanoseconds",
 		Work: a.totalWork, Span: a.span, BurdenedSpan: a.span,

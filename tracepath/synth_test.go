@@ -433,3 +433,25 @@ func TestLibraryFramesTrimmed(t *testing.T) {
 		"net/http.(*conn).serve:5": 60,
 	})
 }
+
+// TestCPUBound: once the samples show the profiler's period (4 ms here), a
+// piece longer than its samples allow is cut to what they allow: its
+// thread did not run the rest.
+func TestCPUBound(t *testing.T) {
+	const ms = 1_000_000
+	s := &synth{t: t}
+	s.running(0, 1)
+	for i := 1; i <= 40; i++ {
+		s.sample(trace.Time(4*ms*i), 1, frames("main.f:1"))
+	}
+	s.block(164*ms, 1, frames("main.main:2"))
+	s.unblock(200*ms, noG, trace.NoStack, 1)
+	s.start(200*ms, 1)
+	s.block(230*ms, 1, frames("main.main:3")) // 30 ms, no sample
+	p := s.profile()
+	period := int64(1 << 22) // the upper edge of 4 ms's quarter-octave bin
+	if p.Trace.Period != period || p.Work != 164*ms+period || p.Trace.Excluded != 30*ms-period || p.Trace.Corrected != 1 {
+		t.Errorf("period %d, work %d, excluded %d, corrected %d; want %d, %d, %d, 1",
+			p.Trace.Period, p.Work, p.Trace.Excluded, p.Trace.Corrected, period, 164*ms+period, 30*ms-period)
+	}
+}

@@ -156,6 +156,7 @@ func Trace() *spanprofile.Profile {
 			Events: 16_412, Bytes: 98_304, Duration: 410_000_000, Goroutines: 3, Strands: 4_010,
 			Wakeups: 4_000, External: 3, RuntimeGoroutines: 4, RuntimeTime: 1_250_000,
 			Syscall: 400_000, STW: 120_000, CPUSamples: 41, Sampled: 290_000_000,
+			Period: 4_194_304, Excluded: 2_000_000, Checked: 120, Corrected: 3, CPU: 720_000_000,
 		},
 		Tasks: []spanprofile.TaskSummary{{
 			Type: "item", Count: 2_000, Unfinished: 1,

@@ -6,21 +6,25 @@
 // the DAG of the run:
 //
 //   - a strand is an interval in which a goroutine of the program is
-//     executing: running on a P, or in a system call. Time runnable or
-//     blocked is no strand's;
+//     executing: running on a P, or in a system call while it keeps its P.
+//     Time runnable or blocked (a system call that lost its P included) is
+//     no strand's;
 //   - the edges are a goroutine's program order, its creation (from the
-//     creator at the go statement), and every unblocking: the goroutine
-//     whose event made a waiting goroutine runnable (a channel send or
-//     close, an unlock, a Done, a Cond signal, …; the trace attributes the
-//     Waiting->Runnable transition to it) to the waiter's next strand. A
-//     goroutine woken by no goroutine (a timer, the network poller) has no
-//     edge in, and a wait that did not block leaves none.
+//     creator at the go statement), and every unblocking: from the
+//     goroutine whose event made a waiting goroutine runnable (a channel
+//     send or close, an unlock, a Done, a Cond signal, …; the trace
+//     attributes the Waiting->Runnable transition to it) to the waiter's
+//     next strand. A goroutine woken by no goroutine (a timer, the network
+//     poller) has no edge in, and a wait that did not block leaves none;
 //   - the runtime's own goroutines (GC workers, sweeper, scavenger,
 //     finalizers, the tracer's and the CPU profiler's) are not the
 //     program's: their time is reported, not counted, and what they wake
-//     has no edge from them. System calls and GC mark assists are part of
-//     the strand of the goroutine making them; a stopped world stops every
-//     strand but the stopping goroutine's.
+//     has no edge from them. GC mark assists are part of the assisting
+//     goroutine's strand.
+//
+// A piece of a strand lasts what the trace's clock says, less what the CPU
+// profiler's samples show its thread did not run (cpuBound): on a busy
+// machine the system runs other processes while a goroutine holds its P.
 //
 // The span is the longest path, with strands weighted by their length,
 // computed in one pass in time order: each goroutine carries the length of
@@ -30,16 +34,16 @@
 // it (a persistent array, shared in O(1) by an edge), so that the critical
 // path's profile is known at the end without keeping the DAG: memory is the
 // frontier's (live goroutines, pending edges, open tasks) and the distinct
-// stacks', not the trace's.
+// stacks', not the trace's. runtime/trace tasks get critical paths of their
+// own, through their strands (tasks.go).
 //
 // A strand's time goes to stacks: each piece of it between two events with
 // stacks goes to the CPU profile samples taken in it, when the trace has
-// them (a CPU profile ran while tracing), else to the stack of the event
-// that ended the piece, less its leading runtime frames (the blocking call
-// is where the piece ended, its caller where its time went). Stacks are
-// rooted at the stack of the go statement that created the goroutine, and
-// recursion is folded, as serial mode folds it. The profile is a span
-// profile (package spanprofile) whose sites are frames.
+// them, else to the stack of the event that ended the piece, down to the
+// profiled module's code that led there (stacks.go). Stacks are rooted at
+// the stack of the go statement that created the goroutine, and recursion
+// is folded, as serial mode folds it. The profile is a span profile
+// (package spanprofile) whose sites are frames.
 package tracepath
 
 import (

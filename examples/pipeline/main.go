@@ -25,7 +25,7 @@
 // run's critical path through the consumer). -buffer gives the channels a
 // buffer (default 0, unbuffered). With -serial it runs the three stages
 // one item at a time in one goroutine. Either way it prints one line, the
-// same for both:
+// same for both, and exits 1 if an item was lost or came out of order:
 //
 //	pipeline: 20 items, checksum 0fc9aeeafacb68be
 package main
@@ -57,66 +57,82 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("want -n >= 0, -unit >= 1, -buffer >= 0")
 	}
 	var sum uint64
+	count := *n
 	if *serial {
 		for i := range *n {
-			sum += consume1(transform1(produce1(uint64(i), *unit), *unit), *unit)
+			sum += consume1(transform1(produce1(item{i, uint64(i)}, *unit), *unit), *unit).x
 		}
 	} else {
-		a := make(chan uint64, *buffer)
-		b := make(chan uint64, *buffer)
+		a := make(chan item, *buffer)
+		b := make(chan item, *buffer)
 		go produce(a, *n, *unit)
 		go transform(a, b, *unit)
-		sum = consume(b, *unit)
+		sum, count = consume(b, *unit)
+	}
+	if count != *n {
+		return fmt.Errorf("%d items came through, want %d in order", count, *n)
 	}
 	fmt.Fprintf(stdout, "pipeline: %d items, checksum %016x\n", *n, sum)
 	return nil
+}
+
+// An item is its place in the input and its value.
+type item struct {
+	i int
+	x uint64
 }
 
 // Each stage's work is written out in its own function, not in a shared
 // helper, so that a profile names the stage, not the helper.
 
 // produce sends n items, each costing 1 unit.
-func produce(out chan<- uint64, n, unit int) {
+func produce(out chan<- item, n, unit int) {
 	for i := range n {
-		out <- produce1(uint64(i), unit)
+		out <- produce1(item{i, uint64(i)}, unit)
 	}
 	close(out)
 }
 
-func produce1(x uint64, unit int) uint64 {
+func produce1(it item, unit int) item {
+	x := it.x
 	for range unit {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
-	return x
+	return item{it.i, x}
 }
 
 // transform passes on every item, each costing 4 units.
-func transform(in <-chan uint64, out chan<- uint64, unit int) {
-	for x := range in {
-		out <- transform1(x, unit)
+func transform(in <-chan item, out chan<- item, unit int) {
+	for it := range in {
+		out <- transform1(it, unit)
 	}
 	close(out)
 }
 
-func transform1(x uint64, unit int) uint64 {
+func transform1(it item, unit int) item {
+	x := it.x
 	for range 4 * unit {
 		x = x*2862933555777941757 + 3037000493
 	}
-	return x
+	return item{it.i, x}
 }
 
-// consume sums every item, each costing 2 units.
-func consume(in <-chan uint64, unit int) uint64 {
-	var sum uint64
-	for x := range in {
-		sum += consume1(x, unit)
+// consume sums every item, each costing 2 units, and counts those that
+// came in order.
+func consume(in <-chan item, unit int) (sum uint64, count int) {
+	for it := range in {
+		if it.i == count {
+			count++
+		}
+		sum += consume1(it, unit).x
 	}
-	return sum
+	return sum, count
 }
 
-func consume1(x uint64, unit int) uint64 {
+func consume1(it item, unit int) item {
+	x := it.x
 	for range 2 * unit {
 		x = x*3935559000370003845 + 2691343689449507681
 	}
-	return x
+	return item{it.i, x}
 }

@@ -151,10 +151,14 @@ func (a *analyzer) event(ev trace.Event) {
 	a.events++
 
 	kind := ev.Kind()
+	var st trace.StateTransition
+	if kind == trace.EventStateTransition {
+		st = ev.StateTransition()
+	}
 	if kind != trace.EventStackSample && ev.Stack() != trace.NoStack {
 		// An event with a stack on a running goroutine ends a piece of
 		// its strand: the piece's time goes to that stack.
-		if g := a.gs[ev.Goroutine()]; g != nil && !g.system && !fromUndetermined(ev) {
+		if g := a.gs[ev.Goroutine()]; g != nil && !g.system && !fromUndetermined(kind, st) {
 			raw := a.st.stack(ev.Stack())
 			a.classify(g, raw)
 			if g.running && !g.system {
@@ -172,7 +176,7 @@ func (a *analyzer) event(ev trace.Event) {
 			a.wall = s.ClockSnapshot.Wall.UnixNano() - int64(s.ClockSnapshot.Trace-a.first)
 		}
 	case trace.EventStateTransition:
-		a.transition(ev, t)
+		a.transition(ev, st, t)
 	case trace.EventStackSample:
 		if g := a.running(ev.Goroutine()); g != nil {
 			if n := len(g.sampleAt); n > 0 {
@@ -201,15 +205,11 @@ func (a *analyzer) event(ev trace.Event) {
 	}
 }
 
-// fromUndetermined reports whether ev states a goroutine's state at the
-// start of the trace: its stack is that goroutine's, not the stack of the
-// goroutine executing the event.
-func fromUndetermined(ev trace.Event) bool {
-	if ev.Kind() != trace.EventStateTransition {
-		return false
-	}
-	st := ev.StateTransition()
-	if st.Resource.Kind != trace.ResourceGoroutine {
+// fromUndetermined reports whether an event of kind, a state transition st,
+// states a goroutine's state at the start of the trace: its stack is that
+// goroutine's, not the stack of the goroutine executing the event.
+func fromUndetermined(kind trace.EventKind, st trace.StateTransition) bool {
+	if kind != trace.EventStateTransition || st.Resource.Kind != trace.ResourceGoroutine {
 		return false
 	}
 	from, _ := st.Goroutine()
@@ -217,8 +217,7 @@ func fromUndetermined(ev trace.Event) bool {
 }
 
 // transition handles a goroutine's change of state.
-func (a *analyzer) transition(ev trace.Event, t trace.Time) {
-	st := ev.StateTransition()
+func (a *analyzer) transition(ev trace.Event, st trace.StateTransition, t trace.Time) {
 	if st.Resource.Kind == trace.ResourceProc {
 		if from, to := st.Proc(); from.Executing() && !to.Executing() {
 			a.procLost(st.Resource.Proc(), t)

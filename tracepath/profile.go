@@ -21,7 +21,7 @@ func (a *analyzer) profile() *spanprofile.Profile {
 	exW := make([]cell, n)
 	copy(exW, a.work)
 	exS := make([]cell, n)
-	a.crit.snapshot().prof.each(func(i int, c cell) { exS[i] = c })
+	a.crit.profile().each(func(i int, c cell) { exS[i] = c })
 	incW, incS := slices.Clone(exW), slices.Clone(exS)
 	// A context's parent has a smaller index: sum children into parents.
 	for c := n - 1; c > 0; c-- {

@@ -225,7 +225,7 @@ func (ts *taskSet) end(id trace.TaskID, t trace.Time) {
 		return cmp.Or(cmp.Compare(r.Latency, s.run.Latency), cmp.Compare(s.run.ID, r.ID))
 	})
 	if i < slowest {
-		tt.slow = slices.Insert(tt.slow, i, slowTask{run: run, prof: tk.span.snapshot().prof})
+		tt.slow = slices.Insert(tt.slow, i, slowTask{run: run, prof: tk.span.profile()})
 		if len(tt.slow) > slowest {
 			tt.slow = tt.slow[:slowest]
 		}

@@ -100,7 +100,11 @@ func traceLines(p *spanprofile.Profile) [][2]string {
 			duration(float64(t.Syscall)), share(t.Syscall), duration(float64(t.Assist)), share(t.Assist), duration(float64(t.STW)))},
 	}
 	if t.Bytes > 0 {
-		out[2][1] = fmt.Sprintf("%.1f MB, %s", float64(t.Bytes)/1e6, out[2][1])
+		size := fmt.Sprintf("%.1f MB", float64(t.Bytes)/1e6)
+		if t.Bytes < 1e6 {
+			size = fmt.Sprintf("%.1f kB", float64(t.Bytes)/1e3)
+		}
+		out[2][1] = size + ", " + out[2][1]
 		if t.Duration > 0 {
 			out[2][1] += fmt.Sprintf(" (%s events/s)", commas(int64(float64(t.Events)/(float64(t.Duration)/1e9))))
 		}

@@ -307,3 +307,17 @@ func TestTestModeTrace(t *testing.T) {
 		t.Errorf("spanprof trace t.out: status %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestPackageProfile: with several packages, test -mode trace names their
+// profiles as test does.
+func TestPackageProfile(t *testing.T) {
+	mod := &struct{ Path, Dir string }{Path: "example.com/m", Dir: "/src/m"}
+	for _, tc := range []struct{ pkg, want string }{
+		{"example.com/m", "/o/spanprof.m.pb.gz"},
+		{"example.com/m/a/b", "/o/spanprof.a_b.pb.gz"},
+	} {
+		if got := packageProfile("/o/spanprof.pb.gz", goPackage{ImportPath: tc.pkg, Module: mod}); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.pkg, got, tc.want)
+		}
+	}
+}

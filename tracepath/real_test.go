@@ -112,14 +112,19 @@ func TestRealTrace(t *testing.T) {
 // TestNotATrace: errors are one line.
 func TestNotATrace(t *testing.T) {
 	data := recordReal(t)
-	for name, in := range map[string][]byte{
-		"garbage":   []byte("go 1.26 trace\x00\x00\x00 nonsense"),
-		"empty":     nil,
-		"truncated": data[:len(data)/2],
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"garbage", []byte("this is not a trace\n"), "not a Go execution trace"},
+		{"corrupt", []byte("go 1.26 trace\x00\x00\x00 nonsense"), "corrupt"},
+		{"empty", nil, "not a Go execution trace"},
+		{"truncated", data[:len(data)/2], "truncated"},
 	} {
-		_, err := Analyze(bytes.NewReader(in), Options{})
-		if err == nil || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: error %v; want one line", name, err)
+		_, err := Analyze(bytes.NewReader(tc.in), Options{})
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want one line starting %q", tc.name, err, tc.want)
 		}
 	}
 }

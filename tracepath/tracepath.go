@@ -80,7 +80,10 @@ func Analyze(r io.Reader, opts Options) (*spanprofile.Profile, error) {
 	cr := &countingReader{r: r}
 	tr, err := trace.NewReader(bufio.NewReaderSize(cr, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("not a Go execution trace: %v", oneLine(err))
+		if msg := oneLine(err); !strings.Contains(msg, "not a Go execution trace") {
+			return nil, fmt.Errorf("not a Go execution trace: %s", msg)
+		}
+		return nil, errors.New("not a Go execution trace")
 	}
 	a := newAnalyzer(opts.Trim)
 	for {
@@ -89,10 +92,13 @@ func Analyze(r io.Reader, opts Options) (*spanprofile.Profile, error) {
 			break
 		}
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("truncated after %d events (%d bytes): %v", a.events, cr.n, oneLine(err))
+			// The parser says "failed to read full batch" of a trace cut
+			// inside a batch, and gives io.ErrUnexpectedEOF elsewhere.
+			what := "corrupt"
+			if msg := oneLine(err); errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(msg, "failed to read full batch") {
+				what = "truncated"
 			}
-			return nil, fmt.Errorf("corrupt after %d events (%d bytes): %v", a.events, cr.n, oneLine(err))
+			return nil, fmt.Errorf("%s: the trace fails after %d events, %d bytes read: %s", what, a.events, cr.n, oneLine(err))
 		}
 		a.event(ev)
 		if opts.Progress != nil && a.events%ProgressEvery == 0 {

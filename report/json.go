@@ -55,6 +55,12 @@ type Summary struct {
 	// many events, from which goroutines and sites, and why; absent when
 	// it profiled all it saw.
 	NotProfiled []NotProfiledSummary `json:"not_profiled,omitempty"`
+	// Trace mode only (docs/trace-mode.md): what the trace held, the
+	// functions on the critical path (all of them, see Functions), and the
+	// runtime/trace tasks by type.
+	Trace     *spanprofile.TraceInfo    `json:"trace,omitempty"`
+	Functions []FunctionSummary         `json:"functions,omitempty"`
+	Tasks     []spanprofile.TaskSummary `json:"tasks,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -94,6 +100,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Warnings:    Warnings(p),
 		Trust:       p.Trust,
 		NotProfiled: notProfiled(p),
+		Trace:       p.Trace, Functions: Functions(p), Tasks: p.Tasks,
 	}
 	if p.Partial() {
 		s.Ended = p.Ended

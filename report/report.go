@@ -227,6 +227,11 @@ func Warnings(p *spanprofile.Profile) []string {
 	if p.Partial() {
 		out = append(out, fmt.Sprintf("the run did not complete (%s): the profile holds what ran until then", p.Ended))
 	}
+	if p.Mode == "trace" {
+		// Trace mode's strands are the trace's, not the instrumentation's:
+		// neither the average strand nor blocked time applies.
+		return append(append(out, traceWarnings(p)...), trustWarnings(p)...)
+	}
 	switch p.Unit {
 	case "nanoseconds", "instructions", "cycles":
 		if p.Work > 0 && p.Spawns > 0 && p.AverageStrand() < MinAverageStrand {

@@ -61,6 +61,7 @@ func TestGolden(t *testing.T) {
 		{"quicksort-top3-by-work", spanprofiletest.Profile(), report.Options{Procs: procs, Sort: "work", Top: 3}},
 		{"empty", spanprofiletest.Empty(), report.Options{Procs: procs}},
 		{"zero", &spanprofile.Profile{}, report.Options{Procs: procs}},
+		{"pipeline-trace", spanprofiletest.Trace(), report.Options{Procs: procs}},
 	} {
 		for _, format := range report.Formats {
 			t.Run(tc.name+"/"+format, func(t *testing.T) {
@@ -649,5 +650,31 @@ func TestWarningsHoldAsPrinted(t *testing.T) {
 	p = &spanprofile.Profile{Measure: "cpu", Unit: "nanoseconds", Work: 10_000, Span: 10_000, BurdenedSpan: 10_000, Syncs: 100}
 	if w := report.Warnings(p); len(w) != 0 {
 		t.Errorf("Warnings of a profile without spawns = %q, want none", w)
+	}
+}
+
+// TestTraceMode checks what the report adds in trace mode: the functions
+// (own time from leaf frames, time with callees counted once per stack) and
+// the warning of a trace without CPU samples; other modes have neither.
+func TestTraceMode(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Trace()
+	funcs := report.Functions(p)
+	if len(funcs) != 4 || funcs[0].Func != "main.transform" || funcs[0].Span != 400_000_000 ||
+		funcs[1].Func != "main.run" || funcs[1].SpanCum != 400_500_000 || funcs[1].WorkCum != 700_000_000 {
+		t.Errorf("functions %+v; want main.transform first (400ms own), then main.run (400.5ms with callees, 700ms of work)", funcs)
+	}
+	if report.Functions(spanprofiletest.Profile()) != nil {
+		t.Errorf("a serial profile has functions; its sites are not frames")
+	}
+	has := func(ws []string, s string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, s) })
+	}
+	if has(report.Warnings(p), "no CPU samples") {
+		t.Errorf("warnings %q: the trace has CPU samples", report.Warnings(p))
+	}
+	p.Trace.CPUSamples, p.Trace.Sampled = 0, 0
+	if !has(report.Warnings(p), "no CPU samples") {
+		t.Errorf("warnings %q: want one about the missing CPU samples", report.Warnings(p))
 	}
 }

@@ -31,18 +31,26 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	line := func(label, value string) { e.printf("%-22s %s\n", label+":", value) }
 	line("Work", quantity(p.Work, unit))
 	line("Span", quantity(p.Span, unit))
-	line("Burdened span", quantity(p.BurdenedSpan, unit))
-	line("Parallelism", decimal(p.Parallelism(), 2))
-	line("Burdened parallelism", decimal(p.BurdenedParallelism(), 2))
-	line("Spawns", commas(p.Spawns))
-	line("Syncs", commas(p.Syncs))
-	avg := p.AverageStrand()
-	line("Average strand", quantity(int64(math.Round(avg)), unit))
-	line("Burden", quantity(p.Burden, unit)+" per spawn")
-	if p.Overhead == 0 && p.Subtracted == 0 {
-		line("Overhead subtracted", "none")
+	if p.Mode == "trace" {
+		// No instrumentation: nothing burdened, nothing subtracted.
+		line("Parallelism", decimal(p.Parallelism(), 2))
+		for _, l := range traceLines(p) {
+			line(l[0], l[1])
+		}
 	} else {
-		line("Overhead subtracted", quantity(p.Overhead, unit)+" per event, "+quantity(p.Subtracted, unit)+" in all")
+		line("Burdened span", quantity(p.BurdenedSpan, unit))
+		line("Parallelism", decimal(p.Parallelism(), 2))
+		line("Burdened parallelism", decimal(p.BurdenedParallelism(), 2))
+		line("Spawns", commas(p.Spawns))
+		line("Syncs", commas(p.Syncs))
+		avg := p.AverageStrand()
+		line("Average strand", quantity(int64(math.Round(avg)), unit))
+		line("Burden", quantity(p.Burden, unit)+" per spawn")
+		if p.Overhead == 0 && p.Subtracted == 0 {
+			line("Overhead subtracted", "none")
+		} else {
+			line("Overhead subtracted", quantity(p.Overhead, unit)+" per event, "+quantity(p.Subtracted, unit)+" in all")
+		}
 	}
 	if tl := trustLines(p); len(tl) > 0 {
 		e.printf("\nTrust\n")
@@ -84,16 +92,25 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 				commas(m.OnWork.Local.Count))
 		}
 		e.table(sites, "")
-		e.printf("Times in %s. On work: all invocations of the site; on span: those on the critical path.\n"+
-			"T1, T∞: work and span of the top-call-site invocations (not nested in another invocation\n"+
-			"of the same site). Local: excluding the instrumented sites they invoke. Count: invocations.\n",
-			unitAbbrev(unit))
+		if p.Mode == "trace" {
+			e.printf("Times in %s. A site is a stack frame. On work: all strands; on span: those on the critical\n"+
+				"path. T1, T∞: the time in stacks holding the frame, and its part on the critical path.\n"+
+				"Local: with the frame the leaf. Count: pieces of strands.\n", unitAbbrev(unit))
+		} else {
+			e.printf("Times in %s. On work: all invocations of the site; on span: those on the critical path.\n"+
+				"T1, T∞: work and span of the top-call-site invocations (not nested in another invocation\n"+
+				"of the same site). Local: excluding the instrumented sites they invoke. Count: invocations.\n",
+				unitAbbrev(unit))
+		}
 	}
 	if n := r.executed - len(r.sites); n > 0 {
 		e.printf("%s not shown (-top %d).\n", plural(n, "more executed site"), opts.Top)
 	}
 	if r.unexecuted > 0 {
 		e.printf("%s never executed, not shown.\n", plural(r.unexecuted, "site"))
+	}
+	if p.Mode == "trace" {
+		textTrace(e, p)
 	}
 	return e.err
 }

@@ -61,6 +61,11 @@ func trustWarnings(p *spanprofile.Profile) []string {
 	}
 	clockLike := p.Measure == "clock"
 	switch {
+	case p.Mode == "trace" && heldOverCPU(p) > heldOverCPUWarn:
+		// traceWarnings said it, with the program's own figure.
+	case p.Mode == "trace" && load > busyShare:
+		out = append(out, fmt.Sprintf("other processes used %.0f%% of the machine: a strand is the time its goroutine held a P, "+
+			"which includes the time the system gave its thread to them, and the span picks the longest; trace on a quiet machine", 100*load))
 	case clockLike && t.RunDelay > 0 && p.DurationNanos > 0 && float64(t.RunDelay) > 0.05*float64(p.DurationNanos):
 		out = append(out, fmt.Sprintf("the profiled thread waited %s (%.0f%% of the run) for a CPU, and the clock counted that as work: "+
 			"strands on the critical path may read far too long; profile with -measure cpu (the default), which excludes it",

@@ -57,10 +57,14 @@ func TestStartStopWritesProfile(t *testing.T) {
 		t.Errorf("profile header = burden %d measure %s unit %s spawns %d syncs %d", p.Burden, p.Measure, p.Unit, p.Spawns, p.Syncs)
 	}
 	// Four equal children then a call half as long: parallelism about
-	// (4+0.5)/(1+0.5) = 3, whatever the machine's speed.
+	// (4+0.5)/(1+0.5) = 3, whatever the machine's speed. With CPU time
+	// (no counters) a strand runs up to about 1.5x slower while another
+	// process keeps its sibling hyperthread busy (one child read 1.36x
+	// its siblings' average in a busy go test ./...); the span takes the
+	// slowest child, so one slowed child reads (4.5)/(1.5+0.5) = 2.25.
 	if par := p.Parallelism(); measure == "clock" {
 		t.Logf("parallelism %.2f by the clock (about 3 on an idle machine)", par)
-	} else if par < 2.5 || par > 3.5 {
+	} else if par < 2.2 || par > 3.5 {
 		t.Errorf("parallelism %.2f, want about 3 (work %d span %d, contexts %+v)", par, p.Work, p.Span, p.Contexts)
 	}
 	if _, err := exec.LookPath("go"); err != nil {

@@ -81,6 +81,9 @@ type header struct {
 	Sites        []Site        `json:"sites,omitempty"`
 	Ended        string        `json:"ended,omitempty"`
 	NotProfiled  []NotProfiled `json:"not_profiled,omitempty"`
+	// Trace mode's (docs/trace-mode.md).
+	Trace *TraceInfo    `json:"trace,omitempty"`
+	Tasks []TaskSummary `json:"tasks,omitempty"`
 }
 
 // sampleUnit returns the pprof unit of the profile's measure.
@@ -207,6 +210,7 @@ func (p *Profile) comments() []string {
 		Spawns: p.Spawns, Syncs: p.Syncs, Overhead: p.Overhead, Subtracted: p.Subtracted,
 		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
 		NotProfiled: p.NotProfiled,
+		Trace:       p.Trace, Tasks: p.Tasks,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -341,6 +345,7 @@ func fromPprof(pp *profile.Profile) (*Profile, error) {
 		Spawns: h.Spawns, Syncs: h.Syncs, Overhead: h.Overhead, Subtracted: h.Subtracted,
 		ShadowBytes: h.ShadowBytes, Procs: h.Procs, Trust: h.Trust, TimeNanos: pp.TimeNanos, DurationNanos: pp.DurationNanos,
 		Sites: h.Sites, Ended: h.Ended, NotProfiled: h.NotProfiled,
+		Trace: h.Trace, Tasks: h.Tasks,
 	}
 
 	want := p.sampleTypes()

@@ -49,6 +49,7 @@ const (
 	KindSpawn  Kind = "spawn"  // go statement, wg.Go, errgroup Go/TryGo, parlib spawn
 	KindCall   Kind = "call"   // call of an instrumented function
 	KindRegion Kind = "region" // a region of code, measured as a call; nothing generates one yet
+	KindFrame  Kind = "frame"  // trace mode: a stack frame, a function at a line
 )
 
 // Site is a static place in the source that invokes work: a spawn, a call of
@@ -82,7 +83,7 @@ type Context struct {
 
 // Profile is a span profile of one run.
 type Profile struct {
-	Mode    string `json:"mode"`    // serial or parallel
+	Mode    string `json:"mode"`    // serial, parallel or trace
 	Measure string `json:"measure"` // clock, instructions, cycles, task-clock, synthetic
 	Unit    string `json:"unit"`    // nanoseconds, instructions, cycles, count
 
@@ -128,6 +129,12 @@ type Profile struct {
 	// NotProfiled is what the run saw but could not profile, by reason;
 	// empty when it profiled everything it saw.
 	NotProfiled []NotProfiled `json:"not_profiled,omitempty"`
+
+	// Trace says what trace mode read and what it left out of the work;
+	// Tasks summarize the runtime/trace tasks of the run. Both are nil
+	// outside trace mode (see trace.go).
+	Trace *TraceInfo    `json:"trace,omitempty"`
+	Tasks []TaskSummary `json:"tasks,omitempty"`
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`

@@ -13,6 +13,7 @@
 //	run      build a main package instrumented, run it, write the profile, print the summary
 //	test     the same as run, for the tests of packages
 //	build    build the instrumented binary without running it
+//	trace    the work, span and critical path of any Go program from its execution trace
 //	report   print a span profile: summary, speedup estimate, sites
 //	rewrite  codemod: instrument the source of packages in place
 //	speedup  measure the empirical factored speedup on 1 to NumCPU cores
@@ -64,7 +65,7 @@
 //	-o file
 //		write the span profile to file (default spanprof.pb.gz); for build,
 //		the binary (required).
-//	-mode serial|parallel|elision
+//	-mode serial|parallel|elision|trace
 //		serial (the default) runs every serially elidable spawn inline, as
 //		Cilkview does, so results are deterministic; a spawn the analyzer
 //		finds not elidable still runs as a goroutine, profiled as parallel
@@ -75,6 +76,14 @@
 //		and measures it, which costs tens to hundreds of microseconds per
 //		goroutine. elision profiles nothing and runs every spawn as a plain
 //		call: the serial elision, for timing the instrumentation's cost.
+//		trace rewrites nothing: run builds the program as written with a
+//		file added (in an overlay) that turns Go's execution tracer and
+//		CPU profiler on before the main package's initialization and off
+//		when the program exits (main returns or os.Exit is called), test
+//		runs go test -trace a package at a time; the profile is then
+//		computed from the trace, as "spanprof trace" does (see "spanprof
+//		help trace"). -measure, -count and -burden do not apply to it, and
+//		build does not take it.
 //	-measure cpu|clock|instructions|cycles|task-clock
 //		what a strand's length is measured in (default cpu, or clock where
 //		the system cannot read a thread's CPU time, as on Windows; clock in
@@ -154,6 +163,50 @@
 // environment are as for run: see "spanprof help run".
 //
 // Exit status: 0 on success, 2 on a usage or build error.
+//
+// # The work, span and critical path of any Go program from its execution trace
+//
+// Usage:
+//
+//	spanprof trace [-o FILE] TRACEFILE
+//
+// Trace reads the Go execution trace TRACEFILE (from go test -trace, runtime/trace
+// or net/http/pprof's trace endpoint), computes the program's work, span,
+// parallelism and critical path, writes the span profile to FILE (default
+// spanprof.pb.gz) and prints its report (the top 10 sites) to standard output.
+// Nothing is built or rewritten. "spanprof run -mode trace" and "spanprof test
+// -mode trace" record the trace and analyse it in one step.
+//
+// The DAG of the run: its strands are the intervals in which the program's
+// goroutines execute (running on a P, or in a system call while they keep
+// it; time runnable or blocked is no strand's); its edges are each
+// goroutine's order, the creation of a goroutine, and every wake-up of a
+// blocked goroutine by another (a channel send or close, an unlock, a Done,
+// a Cond signal: the trace names the goroutine that did it). The runtime's
+// own goroutines (GC workers, sweeper, scavenger, finalizers, the tracer's)
+// are left out of the work and wake nothing; GC assists are in the strand
+// that makes them. A wake-up by a timer or the network is no edge, and a
+// wait that did not block leaves none: the trace shows one schedule, not
+// every possible one. A strand's length is the time its goroutine held a P,
+// which on a busy machine includes time the system ran other processes.
+//
+// The profile is a span profile (pprof, as from run) whose sites are stack
+// frames: a strand's time goes to the CPU profile samples taken in it when
+// the trace has them (a CPU profile ran while tracing; run and test -mode
+// trace ask for 1000 Hz, as often as the system allows), else to the stack
+// of the event that ended each piece of it, in the profiled module's code
+// that led there. Stacks are rooted at the go statement that created the
+// goroutine, recursion folded. The report adds the functions on the
+// critical path and, for programs that use runtime/trace tasks, each task
+// type's latency, work and critical path, and the functions that hold the
+// critical paths of the slowest tasks. The spanprof repository's
+// docs/trace-mode.md says what trace mode can and cannot see.
+//
+// File names under the module of the current directory are written relative
+// to its root. A long trace prints its progress to standard error.
+//
+// Exit status: 0 on success, 2 on a usage error or a TRACEFILE that is not a
+// complete Go execution trace (one line says why).
 //
 // # Print a span profile: summary, speedup estimate, sites
 //

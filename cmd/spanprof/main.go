@@ -40,7 +40,7 @@ type command struct {
 var commands []*command
 
 func init() {
-	commands = []*command{cmdRun, cmdTest, cmdBuild, cmdReport, cmdRewrite, cmdSpeedup, cmdHelp}
+	commands = []*command{cmdRun, cmdTest, cmdBuild, cmdTrace, cmdReport, cmdRewrite, cmdSpeedup, cmdHelp}
 }
 
 // lookup returns the named command, or nil.

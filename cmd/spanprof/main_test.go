@@ -40,7 +40,7 @@ func firstLine(s string) string {
 
 func TestUsage(t *testing.T) {
 	t.Parallel()
-	names := []string{"run", "test", "build", "report", "rewrite", "speedup", "help"}
+	names := []string{"run", "test", "build", "trace", "report", "rewrite", "speedup", "help"}
 	for _, tc := range []struct {
 		args       []string
 		code       int

@@ -128,7 +128,8 @@ func preflight(stderr io.Writer, pf *profFlags, out string) bool {
 	if pf.mode == "elision" {
 		return true // it opens no measure and writes no profile
 	}
-	if name, from := pf.runMeasure(); !checkMeasure(stderr, name, from) {
+	// Trace mode opens no measure: the trace's clock is the runtime's.
+	if name, from := pf.runMeasure(); pf.mode != "trace" && !checkMeasure(stderr, name, from) {
 		return false
 	}
 	if err := checkProfileOut(out); err != nil {

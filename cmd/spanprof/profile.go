@@ -32,7 +32,7 @@ The flags of run, test and build are:
 	-o file
 		write the span profile to file (default spanprof.pb.gz); for build,
 		the binary (required).
-	-mode serial|parallel|elision
+	-mode serial|parallel|elision|trace
 		serial (the default) runs every serially elidable spawn inline, as
 		Cilkview does, so results are deterministic; a spawn the analyzer
 		finds not elidable still runs as a goroutine, profiled as parallel
@@ -43,6 +43,14 @@ The flags of run, test and build are:
 		and measures it, which costs tens to hundreds of microseconds per
 		goroutine. elision profiles nothing and runs every spawn as a plain
 		call: the serial elision, for timing the instrumentation's cost.
+		trace rewrites nothing: run builds the program as written with a
+		file added (in an overlay) that turns Go's execution tracer and
+		CPU profiler on before the main package's initialization and off
+		when the program exits (main returns or os.Exit is called), test
+		runs go test -trace a package at a time; the profile is then
+		computed from the trace, as "spanprof trace" does (see "spanprof
+		help trace"). -measure, -count and -burden do not apply to it, and
+		build does not take it.
 	-measure ` + strings.Join(perf.Names(), "|") + `
 		what a strand's length is measured in (default ` + perf.CPU + `, or ` + perf.Clock + ` where
 		the system cannot read a thread's CPU time, as on Windows; clock in
@@ -181,7 +189,7 @@ type profFlags struct {
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	f := &profFlags{}
 	fs.StringVar(&f.out, "o", "", outUsage)
-	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel or elision (default serial)")
+	fs.StringVar(&f.mode, "mode", "", "profile in `mode` serial, parallel, elision or trace (default serial)")
 	fs.StringVar(&f.measure, "measure", "", "measure strands in `unit` "+orList(perf.Names())+" (default "+perf.Default()+"; clock in parallel mode)")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
@@ -191,14 +199,17 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 
 // check validates the flags' values.
 func (f *profFlags) check() error {
-	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" {
-		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision)", f.mode)
+	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" && f.mode != "trace" {
+		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision, trace)", f.mode)
 	}
 	if f.measure != "" && !slices.Contains(perf.Names(), f.measure) {
 		return fmt.Errorf("unknown -measure %q (valid: %s)", f.measure, strings.Join(perf.Names(), ", "))
 	}
 	if f.burden < 0 {
 		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)
+	}
+	if f.mode == "trace" {
+		return f.checkTrace("")
 	}
 	if f.count.n > 1 && f.mode == "parallel" {
 		return fmt.Errorf("-count %d needs serial mode: goroutines running in parallel end their strands in a different order every run", f.count.n)
@@ -406,6 +417,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if !preflight(stderr, pf, out) {
 		return exitUsage
 	}
+	if pf.mode == "trace" {
+		return runTraced(pkg, progArgs, out, stdout, stderr)
+	}
 	in := catchInterrupts()
 	defer in.stop()
 	prog, b, ok := instrumentMain(pkg, pf.fresh, stderr)
@@ -571,6 +585,9 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	if !preflight(stderr, pf, out) {
 		return exitUsage
 	}
+	if pf.mode == "trace" {
+		return testTraced(pkgs, testArgs, out, stdout, stderr)
+	}
 	in := catchInterrupts()
 	defer in.stop()
 	outs := make(map[string]string) // package path → its profile
@@ -653,6 +670,10 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := pf.check(); err != nil {
 		errorf(stderr, "%v", err)
+		return exitUsage
+	}
+	if pf.mode == "trace" {
+		errorf(stderr, "%v", pf.checkTrace("build"))
 		return exitUsage
 	}
 	if pf.out == "" {

@@ -129,3 +129,56 @@ func Empty() *spanprofile.Profile {
 		}},
 	}
 }
+
+// Trace returns a trace-mode profile (package tracepath) of a three-stage
+// channel pipeline whose stages cost 1, 4 and 2 per item: its sites are
+// stack frames, its critical path runs through main.transform, and one
+// runtime/trace task type was seen. Work and Span are the sums of the
+// contexts' exclusive values; a context's top-call-site values are those of
+// its subtree.
+func Trace() *spanprofile.Profile {
+	frame := func(file string, line int, fn string) spanprofile.Site {
+		return spanprofile.Site{File: file, Line: line, Func: fn, Caller: fn, Kind: spanprofile.KindFrame}
+	}
+	ctx := func(stack []int, work, span, inWork, inSpan int64) spanprofile.Context {
+		return spanprofile.Context{
+			Stack:  stack,
+			OnWork: m(t(2, inWork, inSpan), t(2, inWork, inSpan), t(1, work, span)),
+			OnSpan: m(t(2, inSpan, inSpan), t(2, inSpan, inSpan), t(1, span, span)),
+		}
+	}
+	return &spanprofile.Profile{
+		Mode: "trace", Measure: "clock", Unit: "nanoseconds",
+		Work: 700_000_000, Span: 400_500_000, BurdenedSpan: 400_500_000,
+		Spawns: 2, Syncs: 4_000, Procs: 2,
+		TimeNanos: 1_767_225_600_000_000_000, DurationNanos: 410_000_000,
+		Trace: &spanprofile.TraceInfo{
+			Events: 16_412, Bytes: 98_304, Duration: 410_000_000, Goroutines: 3, Strands: 4_010,
+			Wakeups: 4_000, External: 3, RuntimeGoroutines: 4, RuntimeTime: 1_250_000,
+			Syscall: 400_000, STW: 120_000, CPUSamples: 41, Sampled: 290_000_000,
+			Period: 4_194_304, Excluded: 2_000_000, Checked: 120, Corrected: 3, CPU: 720_000_000,
+		},
+		Tasks: []spanprofile.TaskSummary{{
+			Type: "item", Count: 2_000, Unfinished: 1,
+			LatencyMean: 250_000, LatencyMax: 900_000, WorkMean: 350_000, SpanMean: 200_000,
+			Slowest:   []spanprofile.TaskRun{{ID: 17, Latency: 900_000, Work: 360_000, Span: 210_000}},
+			Functions: []spanprofile.FunctionTime{{Func: "main.transform", Span: 120_000, Share: 0.57}, {Func: "main.consume", Span: 60_000, Share: 0.29}},
+		}},
+		Sites: []spanprofile.Site{
+			frame("main.go", 30, "main.main"),
+			frame("main.go", 60, "main.run"),
+			frame("main.go", 61, "main.run"),
+			frame("main.go", 62, "main.run"),
+			frame("main.go", 73, "main.produce"),
+			frame("main.go", 88, "main.transform"),
+		},
+		Contexts: []spanprofile.Context{
+			ctx([]int{0}, 0, 0, 700_000_000, 400_500_000),
+			ctx([]int{0, 1}, 0, 0, 100_000_000, 0),
+			ctx([]int{0, 1, 4}, 100_000_000, 0, 100_000_000, 0),
+			ctx([]int{0, 2}, 0, 0, 400_000_000, 400_000_000),
+			ctx([]int{0, 2, 5}, 400_000_000, 400_000_000, 400_000_000, 400_000_000),
+			ctx([]int{0, 3}, 200_000_000, 500_000, 200_000_000, 500_000),
+		},
+	}
+}

@@ -26,6 +26,11 @@ type config struct {
 	// measures with a reader of its own from Open.
 	PerThread bool
 	Open      func() (reader, func(), error)
+	// Shared measures the goroutines that cannot have a thread of their
+	// own (more than maxLocked at once) where Measure's unit allows it:
+	// the clock when Unit is nanoseconds, else nil (they read Measure,
+	// which is wrong, and the profile says so).
+	Shared reader
 	// Burden is the scheduling cost charged to every spawn's continuation
 	// edge for the burdened span (Cilkview Figure 13), in Unit.
 	Burden int64

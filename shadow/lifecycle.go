@@ -164,6 +164,11 @@ func start(o options) error {
 			}
 			return c, func() { closeMeasure(c) }, nil
 		}
+		if cfg.Unit == "nanoseconds" {
+			if c, err := perf.Open(perf.Clock); err == nil {
+				cfg.Shared = c
+			}
+		}
 	}
 	cfg.Overhead = calibrateOverhead(m, cfg.MeasureName, o.Mode, cfg.PerThread)
 	cfg.Burden = burdenIn(m, o.Burden)

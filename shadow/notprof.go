@@ -42,6 +42,9 @@ type notProfiled struct {
 	// counterFailed counts the goroutines that could not open a counter
 	// of their own (parallel.go).
 	counterFailed atomic.Int64
+	// threadLimit counts the goroutines measured by cfg.Shared because
+	// maxLocked others held threads of their own (parallel.go).
+	threadLimit atomic.Int64
 	other         atomic.Pointer[otherEvents] // made at the first such event
 }
 
@@ -168,6 +171,13 @@ func (e *engine) notProfiledRecords() []spanprofile.NotProfiled {
 	}
 	if n := e.notProf.counterFailed.Load(); n > 0 {
 		out = append(out, spanprofile.NotProfiled{Reason: spanprofile.NotProfiledNoCounter, Goroutines: n})
+	}
+	if n := e.notProf.threadLimit.Load(); n > 0 {
+		reason := spanprofile.NotProfiledThreadLimit
+		if e.cfg.Shared == nil {
+			reason = spanprofile.NotProfiledNoCounter
+		}
+		out = append(out, spanprofile.NotProfiled{Reason: reason, Goroutines: n})
 	}
 	return out
 }

@@ -41,7 +41,18 @@ type parallel struct {
 	byG   map[uintptr]*gstate
 	live  int  // goroutines spawned for real and not ended
 	every bool // parallel mode: every spawn runs for real
+	// locked counts the goroutines that hold a thread of their own for
+	// a per-thread measure (startG), at most maxLocked.
+	locked atomic.Int32
 }
+
+// maxLocked bounds the goroutines that keep an OS thread of their own for
+// a per-thread measure at once. Go stops a process at 10,000 threads
+// (debug.SetMaxThreads), and a test of a goroutine pool (panjf2000/ants)
+// started more than that many waiting workers in serial mode, each on its
+// own locked thread, and crashed. Past the bound a goroutine is measured
+// by the clock (config.Shared) and the profile counts it (notprof.go).
+var maxLocked int32 = 1000
 
 // enablePar turns parallel accounting on. Only the goroutine that drives the
 // engine calls it (from its own event, or before the run starts), so no event
@@ -244,17 +255,7 @@ func (e *engine) spawnG(site SiteID) *gstate {
 // startG runs first on a goroutine spawned with state c.
 func (e *engine) startG(c *gstate) {
 	if e.cfg.PerThread && e.cfg.Open != nil {
-		// A per-thread counter counts the thread that opened it: the
-		// goroutine keeps its thread and opens one of its own.
-		runtime.LockOSThread()
-		if m, closeM, err := e.cfg.Open(); err == nil {
-			c.m, c.close = m, closeM
-		} else {
-			// Out of file descriptors, say: its strands read the shared
-			// counter, which is wrong, and stop says how often.
-			runtime.UnlockOSThread()
-			e.notProf.counterFailed.Add(1)
-		}
+		e.ownMeasure(c)
 	}
 	g := getg()
 	e.par.mu.Lock()
@@ -263,6 +264,30 @@ func (e *engine) startG(c *gstate) {
 	e.par.byG[g] = c
 	e.par.mu.Unlock()
 	c.last = c.m.Read()
+}
+
+// ownMeasure gives the goroutine that runs c a measure of its own: a
+// per-thread measure counts the thread that opened it, so the goroutine
+// keeps its thread and opens one, unless maxLocked goroutines hold threads
+// already; then, or if it cannot open one, it reads cfg.Shared.
+func (e *engine) ownMeasure(c *gstate) {
+	if e.par.locked.Add(1) <= maxLocked {
+		runtime.LockOSThread()
+		m, closeM, err := e.cfg.Open()
+		if err == nil {
+			c.m, c.close = m, closeM
+			return
+		}
+		runtime.UnlockOSThread()
+		// Out of file descriptors, say: stop says how often.
+		e.notProf.counterFailed.Add(1)
+	} else {
+		e.notProf.threadLimit.Add(1)
+	}
+	e.par.locked.Add(-1)
+	if e.cfg.Shared != nil {
+		c.m = e.cfg.Shared
+	}
 }
 
 // endG runs last on a goroutine spawned with state c (deferred, so that a
@@ -303,6 +328,7 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 	if closeM != nil {
 		closeM()
 		runtime.UnlockOSThread()
+		e.par.locked.Add(-1)
 	}
 }
 

@@ -162,6 +162,10 @@ const (
 	// their own (out of file descriptors); their strands read another
 	// thread's counter and are wrong. Goroutines counts them.
 	NotProfiledNoCounter = "no-counter"
+	// NotProfiledThreadLimit: goroutines measured by the clock instead of
+	// their thread's CPU time, because a thousand others held threads of
+	// their own. Goroutines counts them.
+	NotProfiledThreadLimit = "thread-limit"
 	// NotProfiledAfterStop: events of goroutines still running after the
 	// profile was taken.
 	NotProfiledAfterStop = "after-stop"
@@ -204,6 +208,8 @@ func (n NotProfiled) Why() string {
 		return "invocations that a panic or runtime.Goexit (t.Fatal) unwound were closed where the program went on"
 	case NotProfiledNoCounter:
 		return "goroutines could not open a counter of their own (raise the limit on open files, or use -measure cpu); their strands are wrong"
+	case NotProfiledThreadLimit:
+		return "goroutines started while a thousand others each kept a thread of their own were measured by the clock, which counts their blocked and descheduled time"
 	case NotProfiledAfterStop:
 		return "events of goroutines still running when the profile was taken were not profiled"
 	}

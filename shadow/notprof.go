@@ -45,7 +45,7 @@ type notProfiled struct {
 	// threadLimit counts the goroutines measured by cfg.Shared because
 	// maxLocked others held threads of their own (parallel.go).
 	threadLimit atomic.Int64
-	other         atomic.Pointer[otherEvents] // made at the first such event
+	other       atomic.Pointer[otherEvents] // made at the first such event
 }
 
 // otherEvents says where the events of goroutines that do not hold the

@@ -61,9 +61,12 @@ func Run(cmd *exec.Cmd) (Sample, error) {
 	wg.Go(func() { delay = pollDelay(cmd.Process.Pid, done) })
 	err := cmd.Wait()
 	wall := time.Since(start)
+	// The machine's times are read next, not after the poller stops: on a
+	// loaded machine that took long enough (0.13 s with load average 20)
+	// for the window of /proc/stat to outgrow the wall time measured.
+	after, haveAfter := readCPUTimes()
 	close(done)
 	wg.Wait()
-	after, haveAfter := readCPUTimes()
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	s := Sample{Wall: wall.Seconds(), CPU: cpu.Seconds(), Delay: delay.Seconds()}
 	if haveStat && haveAfter {

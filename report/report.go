@@ -240,10 +240,14 @@ func Warnings(p *spanprofile.Profile) []string {
 				MinAverageStrand, unitAbbrev(p.Unit)))
 		}
 	}
-	if p.Measure == "clock" && p.Procs > 0 && p.DurationNanos > 0 && float64(p.Work) > 1.1*float64(p.Procs)*float64(p.DurationNanos) {
+	onClock := p.Measure == "clock" || slices.ContainsFunc(p.NotProfiled, func(n spanprofile.NotProfiled) bool {
+		return n.Reason == spanprofile.NotProfiledThreadLimit
+	})
+	if onClock && p.Procs > 0 && p.DurationNanos > 0 && float64(p.Work) > 1.1*float64(p.Procs)*float64(p.DurationNanos) {
 		// Goroutines that run for real (goroutine sites, parallel mode)
-		// are measured on the clock between their events, so time they
-		// spend blocked where no event is seen counts as their work.
+		// are measured on the clock between their events (with cpu, those
+		// past the thread limit), so time they spend blocked where no
+		// event is seen counts as their work.
 		out = append(out, fmt.Sprintf("the work (%s) is more than %d processors could run in the run's %s: "+
 			"strands include time goroutines spent blocked where spanprof sees no event (channels, locks, sleeps, I/O), "+
 			"so work and parallelism are overstated; profile with -measure instructions to count only what ran",

@@ -528,6 +528,16 @@ func TestWarnings(t *testing.T) {
 	if w := report.Warnings(blocked); len(w) != 0 {
 		t.Errorf("Warnings with work within 2 processors' reach = %q, want none", w)
 	}
+	// With cpu, goroutines past the thread limit read the clock.
+	blocked.Work, blocked.Measure = 126_771e9, "cpu"
+	if w := report.Warnings(blocked); len(w) != 0 {
+		t.Errorf("Warnings of a cpu profile = %q, want none", w)
+	}
+	blocked.NotProfiled = []spanprofile.NotProfiled{{Reason: spanprofile.NotProfiledThreadLimit, Goroutines: 1168}}
+	if w := report.Warnings(blocked); len(w) != 1 || !strings.Contains(w[0], "more than 2 processors could run") {
+		t.Errorf("Warnings of a cpu profile with goroutines past the thread limit = %q, want the blocked-time warning", w)
+	}
+	blocked.NotProfiled = nil
 	blocked.Work, blocked.Measure = 126_771e9, "instructions"
 	if w := report.Warnings(blocked); len(w) != 0 {
 		t.Errorf("Warnings of a counter measure = %q, want none", w)

@@ -189,7 +189,7 @@ func parseProcs(s string) ([]int, error) {
 }
 
 // speedupArgs parses the flags and arguments of the speedup command.
-func speedupArgs(c *command, args []string, stdout, stderr io.Writer) (f speedupFlags, pkg string, progArgs []string, code int, ok bool) {
+func speedupArgs(c *command, args []string) (f speedupFlags, pkg string, progArgs []string, err error) {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	procs := fs.String("procs", "", "run with GOMAXPROCS set to each of the comma-separated `list` (default 1 to NumCPU)")
 	fs.IntVar(&f.runs, "runs", 3, "run each configuration `n` times and take the medians")
@@ -198,37 +198,33 @@ func speedupArgs(c *command, args []string, stdout, stderr io.Writer) (f speedup
 	fs.StringVar(&f.out, "o", "spanprof-speedup", "write speedup.csv, speedup.svg, speedup.png and profile.pb.gz to `dir`")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	args, progArgs = splitArgs(args) // before flag.Parse takes a leading "--"
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return f, "", nil, code, false
+	if err := parseFlags(c, fs, args); err != nil {
+		return f, "", nil, err
 	}
-	usageError := func(format string, args ...any) (speedupFlags, string, []string, int, bool) {
-		errorf(stderr, format, args...)
-		printShortUsage(stderr, c)
-		return f, "", nil, exitUsage, false
+	usage := func(format string, args ...any) (speedupFlags, string, []string, error) {
+		return f, "", nil, usageError(c, format, args...)
 	}
-	var err error
 	if f.procs, err = parseProcs(*procs); err != nil {
-		return usageError("%v", err)
+		return usage("%v", err)
 	}
 	if f.runs < 1 {
-		return usageError("-runs %d: want 1 or more", f.runs)
+		return usage("-runs %d: want 1 or more", f.runs)
 	}
 	if *baselineArgs != "" && *baseline != "" {
-		return usageError("-baseline-args and -baseline are two ways to give the baseline: give one")
+		return usage("-baseline-args and -baseline are two ways to give the baseline: give one")
 	}
 	f.baselineArgs = strings.Fields(*baselineArgs)
 	f.baseline = strings.Fields(*baseline)
 	if f.burden < 0 {
-		return usageError("-burden %v: want a duration of 0 or more", f.burden)
+		return usage("-burden %v: want a duration of 0 or more", f.burden)
 	}
 	if f.out == "" {
-		return usageError("-o: want a directory")
+		return usage("-o: want a directory")
 	}
-	pkg, ok = onePackage(c, fs.Args(), stderr)
-	if !ok {
-		return f, "", nil, exitUsage, false
+	if pkg, err = onePackage(c, fs.Args()); err != nil {
+		return f, "", nil, err
 	}
-	return f, pkg, progArgs, exitOK, true
+	return f, pkg, progArgs, nil
 }
 
 // mainPackage checks with "go list" that pkg is a main package and returns
@@ -339,9 +335,9 @@ func quote(argv []string) string {
 }
 
 func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
-	f, pkg, progArgs, code, ok := speedupArgs(c, args, stdout, stderr)
-	if !ok {
-		return code
+	f, pkg, progArgs, err := speedupArgs(c, args)
+	if err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if len(f.baseline) > 0 {
 		if _, err := exec.LookPath(f.baseline[0]); err != nil {
@@ -416,7 +412,8 @@ func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
 		for _, cfg := range configs {
 			if cfg == elision && r == 1 {
 				progress("building %s instrumented, for the serial elision and the span profile", name)
-				if !buildInstrumented(pkg, instr, stderr, progress) {
+				if err := buildInstrumented(pkg, instr, stderr); err != nil {
+					progress("no serial elision and no bounds: %v", err)
 					instr, elision.failed = "", true
 				}
 			}
@@ -543,32 +540,22 @@ func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
 }
 
 // buildInstrumented builds pkg with spanprof's instrumentation into bin, as
-// "spanprof build" does, or says why not and reports false: the serial
+// "spanprof build" does, or returns why not, in one line: the serial
 // elision and the bounds are extras that the speedup curves do without.
-func buildInstrumented(pkg, bin string, stderr io.Writer, progress func(string, ...any)) bool {
-	// The rewriter's report (its statistics, the spawns it cannot profile)
-	// is held back until the rewrite is known to have worked: when it has
-	// not, the reason is its last line.
-	var log bytes.Buffer
-	_, b, ok := instrumentMain(pkg, false, &log)
-	if !ok {
-		progress("no serial elision and no bounds: %s", strings.TrimPrefix(lastLine(log.String()), "spanprof: "))
-		return false
+// The rewriter's notes (its statistics, the spawns it cannot profile) go
+// to stderr only when the rewrite has worked.
+func buildInstrumented(pkg, bin string, stderr io.Writer) error {
+	_, b, notes, err := instrumentMain(pkg, false)
+	if err != nil {
+		return errors.New(oneLine(err.Error()))
 	}
 	defer os.RemoveAll(b.Dir)
-	stderr.Write(log.Bytes())
+	notes.print(stderr)
 	var buildOut bytes.Buffer
 	if err := goCommand(nil, b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkg)...); err != nil {
-		progress("no serial elision and no bounds: the instrumented code does not build, a spanprof bug: %s", firstOutputLine(buildOut.String(), err))
-		return false
+		return fmt.Errorf("the instrumented code does not build, a spanprof bug: %s", firstOutputLine(buildOut.String(), err))
 	}
-	return true
-}
-
-// lastLine returns the last non-empty line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
+	return nil
 }
 
 // profileRun runs the instrumented binary bin once to write its span

@@ -144,8 +144,8 @@ func (h *helpRequest) Error() string { return "help requested" }
 // finish prints what ends a command, err, and returns the exit status: none
 // and exitOK for nil; the flags on stdout and exitOK for a *helpRequest;
 // the message (and the synopsis of a usage error) on stderr and the status
-// for an *exitError; any other error is one line and exitUsage, the status
-// of spanprof's own failures.
+// for an *exitError, or an error that wraps one; any other error is one
+// line and exitUsage, the status of spanprof's own failures.
 func finish(stdout, stderr io.Writer, err error) int {
 	var help *helpRequest
 	var exit *exitError
@@ -159,7 +159,7 @@ func finish(stdout, stderr io.Writer, err error) int {
 		fmt.Fprintf(stdout, "Run \"spanprof help %s\" for details.\n", help.c.name)
 		return exitOK
 	case errors.As(err, &exit):
-		errorf(stderr, "%s", exit.msg)
+		errorf(stderr, "%v", err) // what wraps it adds to its message
 		if exit.usage != nil {
 			printShortUsage(stderr, exit.usage)
 		}

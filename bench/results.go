@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/spanprof/spanprof/speedup"
 )
 
 // A ratio is a column of the table: one variant's time over another's.
@@ -76,7 +78,7 @@ func summarize(name string, procs int, rounds []round) result {
 		for i, rd := range rounds {
 			xs[i] = f(rd)
 		}
-		return median(xs)
+		return speedup.Median(xs)
 	}
 	for c := range numClocks {
 		for v := range numVariants {
@@ -94,20 +96,6 @@ func summarize(name string, procs int, rounds []round) result {
 	r.shadow = int64(column(func(rd round) float64 { return float64(rd[profiled].shadow) }))
 	r.trace = int64(column(func(rd round) float64 { return float64(rd[traced].trace) }))
 	return r
-}
-
-// median returns the median of xs (the mean of the middle two for an even
-// count), or NaN for none. It does not change xs.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // geomean returns the geometric mean of xs, the mean Figure 11 reports for

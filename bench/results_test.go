@@ -10,29 +10,6 @@ import (
 	"time"
 )
 
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		xs   []float64
-		want float64
-	}{
-		{[]float64{3}, 3},
-		{[]float64{5, 1, 3}, 3},
-		{[]float64{4, 1, 3, 2}, 2.5},
-		{[]float64{2, 2, 9, 2, 9}, 2},
-	} {
-		in := slices.Clone(tc.xs)
-		if got := median(in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
-		}
-		if !slices.Equal(in, tc.xs) {
-			t.Errorf("median(%v) reordered its argument to %v", tc.xs, in)
-		}
-	}
-	if got := median(nil); !math.IsNaN(got) {
-		t.Errorf("median(nil) = %v, want NaN", got)
-	}
-}
-
 func TestGeomean(t *testing.T) {
 	for _, tc := range []struct {
 		xs   []float64

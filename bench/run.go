@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spanprof/spanprof/spanprofile"
+	"github.com/spanprof/spanprof/speedup"
 )
 
 // A sample is what one run of one binary measured.
@@ -108,17 +110,16 @@ func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
 	cmd := exec.Command(b.bin[v])
 	cmd.Dir, cmd.Env = r.dir, env
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return sample{}, nil, err
-	}
-	err := cmd.Wait()
-	wall := time.Since(start)
+	// Timed as speedup times its runs: from just before the process starts
+	// to just after it is waited for.
+	t, err := speedup.Run(cmd)
 	if err != nil {
+		if cmd.ProcessState == nil {
+			return sample{}, nil, err // it did not start
+		}
 		return sample{}, nil, fmt.Errorf("%w\n%s", err, lastLines(stderr.Bytes(), 20))
 	}
-	ps := cmd.ProcessState
-	s := sample{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), maxRSS: maxRSS(ps)}
+	s := sample{wall: duration(t.Wall), cpu: duration(t.CPU), maxRSS: maxRSS(cmd.ProcessState)}
 	switch v {
 	case profiled:
 		p, err := spanprofile.ReadFile(out)
@@ -137,6 +138,11 @@ func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
 		s.trace = fi.Size()
 	}
 	return s, stdout.Bytes(), nil
+}
+
+// duration converts seconds, as speedup.Sample holds them, to a duration.
+func duration(seconds float64) time.Duration {
+	return time.Duration(math.Round(seconds * float64(time.Second)))
 }
 
 // lastLines returns at most the last n lines of b, for an error message.

@@ -2,8 +2,9 @@
 // factored speedup curves of Acar, Charguéraud and Rainey ("Parallel Work
 // Inflation, Memory Effects, and their Empirical Analysis"), overlaid with
 // Cilkview's speedup bounds from a span profile, and writes them as a table,
-// a CSV file and a plot. The spanprof speedup command measures; this package
-// computes.
+// a CSV file and a plot. It also measures them: an Experiment builds and
+// times a program (Run times one run, as the bench driver's runs are timed
+// too); the spanprof speedup command parses the flags and prints.
 //
 // The measurements, for P processors (GOMAXPROCS=P):
 //

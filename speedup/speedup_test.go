@@ -218,6 +218,7 @@ func TestMedian(t *testing.T) {
 		{[]float64{5, 1, 3}, 3},
 		{[]float64{4, 1, 3, 2}, 2.5},
 		{[]float64{1, 1, 100}, 1}, // one slow run does not move it
+		{[]float64{2, 2, 9, 2, 9}, 2},
 	} {
 		if got := Median(tc.xs); got != tc.want {
 			t.Errorf("Median(%v) = %g, want %g", tc.xs, got, tc.want)

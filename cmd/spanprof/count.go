@@ -109,10 +109,11 @@ func (r *runs) close() {
 }
 
 // again decides, from the profiles of the run just made, whether to run
-// once more, and says why on stderr when it does.
-func (r *runs) again(stderr io.Writer, profiles []*spanprofile.Profile) bool {
+// once more. The notes say why it runs again, or why not when that needs
+// saying: lines for printNotes.
+func (r *runs) again(profiles []*spanprofile.Profile) (more bool, notes []string) {
 	if r == nil || r.k >= r.count.max() || len(profiles) == 0 {
-		return false
+		return false, nil
 	}
 	var span, work int64
 	var why string
@@ -121,8 +122,7 @@ func (r *runs) again(stderr io.Writer, profiles []*spanprofile.Profile) bool {
 		work += p.Work
 		if p.Trust != nil && p.Trust.RunsNote != "" {
 			// The program is not deterministic: more runs merge nothing.
-			fmt.Fprintf(stderr, "spanprof: no further runs: %s\n", p.Trust.RunsNote)
-			return false
+			return false, []string{"no further runs: " + p.Trust.RunsNote}
 		}
 		if why == "" {
 			why = disturbed(p)
@@ -132,18 +132,25 @@ func (r *runs) again(stderr io.Writer, profiles []*spanprofile.Profile) bool {
 	if r.count.n == 0 {
 		switch n := len(r.span); {
 		case n == 1 && why == "":
-			return false
+			return false, nil
 		case n >= 2 && settled(r.span[n-2], r.span[n-1]) && settled(r.work[n-2], r.work[n-1]):
-			return false
+			return false, nil
 		}
 		if len(r.span) == 1 {
-			fmt.Fprintf(stderr, "spanprof: %s; running again to keep each strand's shortest time (-count 1 runs once)\n", why)
+			notes = append(notes, why+"; running again to keep each strand's shortest time (-count 1 runs once)")
 		}
-		fmt.Fprintf(stderr, "spanprof: run %d of at most %d\n", r.k+1, r.count.max())
+		notes = append(notes, fmt.Sprintf("run %d of at most %d", r.k+1, r.count.max()))
 	} else {
-		fmt.Fprintf(stderr, "spanprof: run %d of %d\n", r.k+1, r.count.n)
+		notes = append(notes, fmt.Sprintf("run %d of %d", r.k+1, r.count.n))
 	}
-	return true
+	return true, notes
+}
+
+// printNotes prints notes to w, a line each after "spanprof: ".
+func printNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(w, "spanprof: %s\n", n)
+	}
 }
 
 // settled reports whether a run that took each strand's minimum changed a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"testing"
 
 	"github.com/spanprof/spanprof/spanprofile"
@@ -26,7 +25,7 @@ func TestAutoRunsUntilWorkSettles(t *testing.T) {
 		{790, 99, false},  // both settled
 	} {
 		r.k++
-		if got := r.again(io.Discard, prof(c.work, c.span)); got != c.more {
+		if got, _ := r.again(prof(c.work, c.span)); got != c.more {
 			t.Fatalf("run %d (work %d, span %d): again = %v, want %v", r.k, c.work, c.span, got, c.more)
 		}
 	}

@@ -102,32 +102,88 @@ func printUsage(w io.Writer) {
 // errorf prints a one-line error, prefixed "spanprof: ", to stderr.
 func errorf(stderr io.Writer, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	fmt.Fprintln(stderr, "spanprof: "+strings.Join(strings.Fields(msg), " "))
+	fmt.Fprintln(stderr, "spanprof: "+oneLine(msg))
 }
 
-// parseFlags parses a command's flags. On -h it prints the usage and the
-// flags to stdout and returns exitOK; on a bad flag it prints a one-line
-// error and the synopsis to stderr and returns exitUsage; ok reports whether
-// the command should go on.
-func parseFlags(c *command, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+// oneLine returns msg with its runs of white space, newlines included, made
+// single spaces: an error is one line (docs/cli.md).
+func oneLine(msg string) string {
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// An exitError ends a command: a one-line message, which finish prints
+// after "spanprof: ", and the exit status. A usage error names its command
+// in usage, and its synopsis follows the message.
+type exitError struct {
+	code  int
+	msg   string
+	usage *command
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// failure returns an *exitError with status code and the formatted message.
+func failure(code int, format string, args ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// usageError returns the usage error of command c, status exitUsage.
+func usageError(c *command, format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...), usage: c}
+}
+
+// A helpRequest is -h or -help on a command's command line: not an error,
+// but the end of the command all the same. finish prints the flags.
+type helpRequest struct {
+	c  *command
+	fs *flag.FlagSet
+}
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+// finish prints what ends a command, err, and returns the exit status: none
+// and exitOK for nil; the flags on stdout and exitOK for a *helpRequest;
+// the message (and the synopsis of a usage error) on stderr and the status
+// for an *exitError, or an error that wraps one; any other error is one
+// line and exitUsage, the status of spanprof's own failures.
+func finish(stdout, stderr io.Writer, err error) int {
+	var help *helpRequest
+	var exit *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &help):
+		fmt.Fprintf(stdout, "usage: %s\n", help.c.usage)
+		help.fs.SetOutput(stdout)
+		help.fs.PrintDefaults()
+		fmt.Fprintf(stdout, "Run \"spanprof help %s\" for details.\n", help.c.name)
+		return exitOK
+	case errors.As(err, &exit):
+		errorf(stderr, "%v", err) // what wraps it adds to its message
+		if exit.usage != nil {
+			printShortUsage(stderr, exit.usage)
+		}
+		return exit.code
+	}
+	errorf(stderr, "%v", err)
+	return exitUsage
+}
+
+// parseFlags parses a command's flags. It returns a *helpRequest on -h, and
+// a usage error on a bad flag; the command goes on only on nil.
+func parseFlags(c *command, fs *flag.FlagSet, args []string) error {
 	// flag would print its own error and the defaults to stderr: keep it
 	// quiet and print errors in spanprof's one-line form.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
 	if err == nil {
-		return exitOK, true
+		return nil
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "usage: %s\n", c.usage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fmt.Fprintf(stdout, "Run \"spanprof help %s\" for details.\n", c.name)
-		return exitOK, false
+		return &helpRequest{c, fs}
 	}
-	errorf(stderr, "%s: %v", c.name, err)
-	printShortUsage(stderr, c)
-	return exitUsage, false
+	return usageError(c, "%s: %v", c.name, err)
 }
 
 // printShortUsage prints a command's synopsis and where to read more.

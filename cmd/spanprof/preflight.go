@@ -63,21 +63,19 @@ func (f *profFlags) runMeasure() (name, from string) {
 	return d, "the default measure " + d
 }
 
-// checkMeasure probes the measure named, coming from from, and prints why it
+// checkMeasure probes the measure named, coming from from, and returns why it
 // does not open.
-func checkMeasure(stderr io.Writer, name, from string) bool {
+func checkMeasure(name, from string) error {
 	err := probeMeasure(name)
 	if err == nil {
-		return true
+		return nil
 	}
 	var oe *perf.OpenError
 	if errors.As(err, &oe) && strings.HasPrefix(from, "-measure") {
 		// perf's message names the measure and the fallback already.
-		errorf(stderr, "%v", err)
-	} else {
-		errorf(stderr, "%s: %v", from, err)
+		return failure(exitUsage, "%v", err)
 	}
-	return false
+	return failure(exitUsage, "%s: %v", from, err)
 }
 
 // checkWritable reports, as a one-line error naming -o, why no file can be
@@ -123,20 +121,21 @@ func checkBinaryOut(bin string) error {
 }
 
 // preflight makes the checks of run and test, whose profile goes to out
-// (absolute), and prints the first that fails.
-func preflight(stderr io.Writer, pf *profFlags, out string) bool {
+// (absolute), and returns the first that fails.
+func preflight(pf *profFlags, out string) error {
 	if pf.mode == "elision" {
-		return true // it opens no measure and writes no profile
+		return nil // it opens no measure and writes no profile
 	}
 	// Trace mode opens no measure: the trace's clock is the runtime's.
-	if name, from := pf.runMeasure(); pf.mode != "trace" && !checkMeasure(stderr, name, from) {
-		return false
+	if name, from := pf.runMeasure(); pf.mode != "trace" {
+		if err := checkMeasure(name, from); err != nil {
+			return err
+		}
 	}
 	if err := checkProfileOut(out); err != nil {
-		errorf(stderr, "%v", err)
-		return false
+		return failure(exitUsage, "%v", err)
 	}
-	return true
+	return nil
 }
 
 // orList returns names as "a, b or c".
@@ -174,6 +173,12 @@ func (t *tailWriter) lastLine() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return lastLine(string(t.tail))
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // startRefused reports whether an instrumented program that exited with

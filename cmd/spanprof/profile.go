@@ -259,40 +259,63 @@ var instrumentedCalls atomic.Int64
 // used: a test gives it another ToolID, as another spanprof would have.
 var testHookCache func(*rewrite.Cache)
 
+// rewriteNotes are what a rewrite has to say before the build: its warnings
+// (spawns that run as goroutines or are not profiled), its statistics, and
+// that it found no spawn at all.
+type rewriteNotes struct {
+	warnings []string
+	stats    string
+	cached   bool
+	noSpawn  string // the module, when it has no spawn
+}
+
+// print prints the notes to w, one line each.
+func (n *rewriteNotes) print(w io.Writer) {
+	if n == nil {
+		return
+	}
+	for _, warning := range n.warnings {
+		errorf(w, "%s", warning)
+	}
+	from := ""
+	if n.cached {
+		from = " (rewrite cached)"
+	}
+	fmt.Fprintf(w, "spanprof: %s%s\n", n.stats, from)
+	if n.noSpawn != "" {
+		// A program whose goroutines all start in a library (a worker
+		// pool, say) gets a profile with no parallelism in it: say why
+		// before the user reads it.
+		fmt.Fprintf(w, "spanprof: no spawn in the packages of module %s: spawns in other modules (libraries) run as written and unseen, so the profile shows no parallelism\n", n.noSpawn)
+	}
+}
+
 // instrumented loads, rewrites and prepares the build of patterns, or takes
 // the rewrite from the cache (rewrite.Cache) unless fresh; extra is what
-// else the rewrite depends on (the profile names of test's TestMains).
-func instrumented(cfg rewrite.Config, patterns []string, stderr io.Writer, fresh bool, extra []string, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, error) {
+// else the rewrite depends on (the profile names of test's TestMains). The
+// notes come once the rewrite is made, with an error of the build's
+// preparation too: they are said before it.
+func instrumented(cfg rewrite.Config, patterns []string, fresh bool, extra []string, prepare func(*rewrite.Program)) (*rewrite.Program, *rewrite.Build, *rewriteNotes, error) {
 	instrumentedCalls.Add(1)
 	prog, res, cached, err := rewriteProgram(cfg, patterns, fresh, extra, prepare)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if testHookRewrite != nil {
 		testHookRewrite(res)
 	}
-	for _, w := range res.Warnings {
-		errorf(stderr, "%s", w)
-	}
-	from := ""
-	if cached {
-		from = " (rewrite cached)"
-	}
-	fmt.Fprintf(stderr, "spanprof: %s%s\n", res.Stats, from)
+	notes := &rewriteNotes{warnings: res.Warnings, stats: res.Stats.String(), cached: cached}
 	if st := res.Stats; st.Spawns+st.SpawnsGoroutine+st.SpawnsNotProfiled == 0 {
-		// A program whose goroutines all start in a library (a worker
-		// pool, say) gets a profile with no parallelism in it: say why
-		// before the user reads it.
-		fmt.Fprintf(stderr, "spanprof: no spawn in the packages of module %s: spawns in other modules (libraries) run as written and unseen, so the profile shows no parallelism\n", prog.Module.Path)
+		notes.noSpawn = prog.Module.Path
 	}
 	b, err := rewrite.NewBuild(prog, res)
 	if err != nil {
 		if b != nil {
 			os.RemoveAll(b.Dir)
 		}
-		return nil, nil, err
+		return nil, nil, notes, err
 	}
-	return prog, b, nil
+	return prog, b, notes, nil
 }
 
 // rewriteProgram returns the rewrite of patterns: from the cache when it
@@ -366,19 +389,18 @@ func ldflags(settings []string) []string {
 	return []string{"-ldflags=" + strings.Join(settings, " ")}
 }
 
-// interrupted ends a command that a signal interrupted: it says so and
-// returns the exit status, 128 plus the signal's number.
-func interrupted(stderr io.Writer, in *interrupts) (int, bool) {
-	code, ok := in.status()
-	if ok {
-		errorf(stderr, "interrupted")
+// interrupted returns the error that ends a command a signal interrupted,
+// whose status is 128 plus the signal's number, or nil.
+func interrupted(in *interrupts) error {
+	if code, ok := in.status(); ok {
+		return &exitError{code: code, msg: "interrupted"}
 	}
-	return code, ok
+	return nil
 }
 
-// buildError reports that the rewritten code does not build: a bug of
+// buildError is the error of rewritten code that does not build: a bug of
 // spanprof, since the original built. The rewritten files are kept.
-func buildError(stderr io.Writer, b *rewrite.Build, output string) int {
+func buildError(b *rewrite.Build, output string) error {
 	first := ""
 	for l := range strings.Lines(output) {
 		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
@@ -386,8 +408,7 @@ func buildError(stderr io.Writer, b *rewrite.Build, output string) int {
 			break
 		}
 	}
-	errorf(stderr, "%s: the instrumented code does not build, a spanprof bug; the rewritten files are kept in %s", first, b.Dir)
-	return exitUsage
+	return failure(exitUsage, "%s: the instrumented code does not build, a spanprof bug; the rewritten files are kept in %s", first, b.Dir)
 }
 
 func runRun(c *command, args []string, stdout, stderr io.Writer) int {
@@ -397,34 +418,32 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	// "--" that comes first ("spanprof run -- -n 5") as its own end of
 	// flags, and the program's arguments would pass for packages.
 	args, progArgs := splitArgs(args)
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(c, fs, args); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if err := pf.check(); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
-	pkgs := fs.Args()
-	pkg, ok := onePackage(c, pkgs, stderr)
-	if !ok {
-		return exitUsage
+	pkg, err := onePackage(c, fs.Args())
+	if err != nil {
+		return finish(stdout, stderr, err)
 	}
 	out, err := filepath.Abs(cmp.Or(pf.out, "spanprof.pb.gz"))
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
-	if !preflight(stderr, pf, out) {
-		return exitUsage
+	if err := preflight(pf, out); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if pf.mode == "trace" {
 		return runTraced(pkg, progArgs, out, stdout, stderr)
 	}
 	in := catchInterrupts()
 	defer in.stop()
-	prog, b, ok := instrumentMain(pkg, pf.fresh, stderr)
-	if !ok {
-		return exitUsage
+	prog, b, notes, err := instrumentMain(pkg, pf.fresh)
+	notes.print(stderr)
+	if err != nil {
+		return finish(stdout, stderr, err)
 	}
 	keep := false // a build that fails keeps its files
 	defer func() {
@@ -432,24 +451,23 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 			os.RemoveAll(b.Dir)
 		}
 	}()
-	if code, ok := interrupted(stderr, in); ok {
-		return code
+	if err := interrupted(in); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	bin := filepath.Join(b.Dir, "bin", filepath.Base(prog.Roots[0].PkgPath))
 	var buildOut bytes.Buffer
 	goArgs := append(append(append([]string{"build"}, b.Flags()...), ldflags(runtimeFlags(prog))...), "-o", bin, pkg)
 	if err := goCommand(in, b, os.Environ(), &buildOut, goArgs...); err != nil {
-		if code, ok := interrupted(stderr, in); ok {
-			return code
+		if err := interrupted(in); err != nil {
+			return finish(stdout, stderr, err)
 		}
 		keep = true
-		return buildError(stderr, b, buildOut.String())
+		return finish(stdout, stderr, buildError(b, buildOut.String()))
 	}
 
 	runs, err := newRuns(pf)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	defer runs.close()
 	// A profile left by an earlier run must not pass for this one's.
@@ -472,8 +490,11 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		runErr = in.run(cmd, false)
 		if runErr != nil {
 			stderr.Write(later.Bytes())
+			break
 		}
-		if runErr != nil || !runs.again(stderr, readProfiles(out)) {
+		more, notes := runs.again(readProfiles(out))
+		printNotes(stderr, notes)
+		if !more {
 			break
 		}
 	}
@@ -481,11 +502,10 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if runErr != nil {
 		var exit *exec.ExitError
 		if !errors.As(runErr, &exit) {
-			if code, ok := interrupted(stderr, in); ok {
-				return code
+			if err := interrupted(in); err != nil {
+				return finish(stdout, stderr, err)
 			}
-			errorf(stderr, "running %s: %v", prog.Roots[0].PkgPath, runErr)
-			return exitFailed
+			return finish(stdout, stderr, failure(exitFailed, "running %s: %v", prog.Roots[0].PkgPath, runErr))
 		}
 		if _, err := os.Stat(out); err != nil && startRefused(exit.ExitCode(), progErr.lastLine()) {
 			// The runtime's one line says why (a measure that opened
@@ -499,55 +519,52 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		if code == exitOK {
 			fmt.Fprintln(stderr, "spanprof: -mode elision ran every spawn as a plain call and wrote no profile")
 		}
-	} else if printProfile(stderr, out, "") != nil {
+	} else if err := printProfile(stderr, out, ""); err != nil {
+		errorf(stderr, "%v", err)
 		code = exitFailed
 	}
 	if runErr != nil {
 		errorf(stderr, "%s: %v", prog.Roots[0].PkgPath, runErr)
 	}
-	if code, ok := interrupted(stderr, in); ok {
-		return code
+	if err := interrupted(in); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	return code
 }
 
 // onePackage returns the one package that run and build take (default .),
-// or reports a usage error.
-func onePackage(c *command, pkgs []string, stderr io.Writer) (string, bool) {
+// or a usage error.
+func onePackage(c *command, pkgs []string) (string, error) {
 	switch len(pkgs) {
 	case 0:
-		return ".", true
+		return ".", nil
 	case 1:
-		return pkgs[0], true
+		return pkgs[0], nil
 	}
-	errorf(stderr, "%s takes one package, got %d: %s", c.name, len(pkgs), strings.Join(pkgs, " "))
-	printShortUsage(stderr, c)
-	return "", false
+	return "", usageError(c, "%s takes one package, got %d: %s", c.name, len(pkgs), strings.Join(pkgs, " "))
 }
 
 // instrumentMain rewrites the main package pkg and the packages of its
-// module it imports into an overlay, or reports why not.
-func instrumentMain(pkg string, fresh bool, stderr io.Writer) (*rewrite.Program, *rewrite.Build, bool) {
-	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, []string{pkg}, stderr, fresh, nil, nil)
+// module it imports into an overlay. The rewrite's notes come with an error
+// that follows the rewrite: they are said before it.
+func instrumentMain(pkg string, fresh bool) (*rewrite.Program, *rewrite.Build, *rewriteNotes, error) {
+	prog, b, notes, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true}, []string{pkg}, fresh, nil, nil)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return nil, nil, false
+		return nil, nil, notes, err
 	}
 	if prog.Roots[0].Name != "main" {
 		os.RemoveAll(b.Dir)
-		errorf(stderr, "package %s is not a main package", prog.Roots[0].PkgPath)
-		return nil, nil, false
+		return nil, nil, notes, fmt.Errorf("package %s is not a main package", prog.Roots[0].PkgPath)
 	}
-	return prog, b, true
+	return prog, b, notes, nil
 }
 
-// printProfile prints the summary of the profile in file to w; a missing
-// or unreadable profile is an error, printed.
+// printProfile prints the summary of the profile in file to w. A missing
+// or unreadable profile is an error, which it leaves to the caller to say.
 func printProfile(w io.Writer, file, pkg string) error {
 	p, err := spanprofile.ReadFile(file)
 	if err != nil {
-		errorf(w, "no profile: %v", err)
-		return err
+		return fmt.Errorf("no profile: %w", err)
 	}
 	if pkg != "" {
 		fmt.Fprintf(w, "spanprof: profile of %s in %s\n", pkg, file)
@@ -564,12 +581,11 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	// "--" that comes first ("spanprof run -- -n 5") as its own end of
 	// flags, and the program's arguments would pass for packages.
 	args, testArgs := splitArgs(args)
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(c, fs, args); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if err := pf.check(); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	pkgs := fs.Args()
 	if len(pkgs) == 0 {
@@ -577,13 +593,12 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	out, err := filepath.Abs(cmp.Or(pf.out, "spanprof.pb.gz"))
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	// With several packages the profiles go next to out, under other
 	// names: the same directory.
-	if !preflight(stderr, pf, out) {
-		return exitUsage
+	if err := preflight(pf, out); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if pf.mode == "trace" {
 		return testTraced(pkgs, testArgs, out, stdout, stderr)
@@ -592,7 +607,7 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	defer in.stop()
 	outs := make(map[string]string) // package path → its profile
 	// The profile names are written into the generated TestMains.
-	prog, b, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, stderr, pf.fresh, []string{out}, func(prog *rewrite.Program) {
+	prog, b, notes, err := instrumented(rewrite.Config{Mode: rewrite.Overlay, Deps: true, Tests: true}, pkgs, pf.fresh, []string{out}, func(prog *rewrite.Program) {
 		for _, r := range prog.Roots {
 			outs[r.PkgPath] = out
 			if len(prog.Roots) > 1 {
@@ -606,22 +621,21 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 		}
 		prog.SetTestOut(func(path string) string { return outs[path] })
 	})
+	notes.print(stderr)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	for _, o := range outs {
 		os.Remove(o)
 	}
-	if code, ok := interrupted(stderr, in); ok {
+	if err := interrupted(in); err != nil {
 		os.RemoveAll(b.Dir)
-		return code
+		return finish(stdout, stderr, err)
 	}
 	runs, err := newRuns(pf)
 	if err != nil {
 		os.RemoveAll(b.Dir)
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	defer runs.close()
 	var tee bytes.Buffer
@@ -635,29 +649,35 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 			w = io.MultiWriter(stdout, &tee)
 		}
 		testErr = goCommand(in, b, append(pf.env(""), runs.env(k)...), w, goArgs...)
-		if testErr != nil && k > 1 {
-			stdout.Write(tee.Bytes()) // a later run failed: show why
+		if testErr != nil {
+			if k > 1 {
+				stdout.Write(tee.Bytes()) // a later run failed: show why
+			}
+			break
 		}
-		if testErr != nil || !runs.again(stderr, readProfiles(slices.Collect(maps.Values(outs))...)) {
+		more, notes := runs.again(readProfiles(slices.Collect(maps.Values(outs))...))
+		printNotes(stderr, notes)
+		if !more {
 			break
 		}
 	}
 	_, signalled := in.status()
 	if testErr != nil && !signalled && (strings.Contains(tee.String(), "[build failed]") || strings.Contains(tee.String(), "[setup failed]")) {
-		return buildError(stderr, b, tee.String())
+		return finish(stdout, stderr, buildError(b, tee.String()))
 	}
 	os.RemoveAll(b.Dir)
 	for _, r := range prog.Roots {
 		if _, err := os.Stat(outs[r.PkgPath]); err == nil {
-			printProfile(stderr, outs[r.PkgPath], r.PkgPath)
+			if err := printProfile(stderr, outs[r.PkgPath], r.PkgPath); err != nil {
+				errorf(stderr, "%v", err)
+			}
 		}
 	}
-	if code, ok := interrupted(stderr, in); ok {
-		return code
+	if err := interrupted(in); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if testErr != nil {
-		errorf(stderr, "go test: %v", testErr)
-		return exitFailed
+		return finish(stdout, stderr, failure(exitFailed, "go test: %v", testErr))
 	}
 	return exitOK
 }
@@ -665,46 +685,43 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	pf := addProfFlags(fs, "write the instrumented binary to `file` (required)")
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(c, fs, args); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if err := pf.check(); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	if pf.mode == "trace" {
-		errorf(stderr, "%v", pf.checkTrace("build"))
-		return exitUsage
+		return finish(stdout, stderr, pf.checkTrace("build"))
 	}
 	if pf.out == "" {
-		errorf(stderr, "build needs -o BIN")
-		printShortUsage(stderr, c)
-		return exitUsage
+		return finish(stdout, stderr, usageError(c, "build needs -o BIN"))
 	}
-	pkg, ok := onePackage(c, fs.Args(), stderr)
-	if !ok {
-		return exitUsage
+	pkg, err := onePackage(c, fs.Args())
+	if err != nil {
+		return finish(stdout, stderr, err)
 	}
 	bin, err := filepath.Abs(pf.out)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	// The binary opens its measure where it runs, perhaps another machine;
 	// a measure named here must open here all the same, or the build would
 	// be of no use on this machine.
-	if pf.measure != "" && !checkMeasure(stderr, pf.measure, "-measure "+pf.measure) {
-		return exitUsage
+	if pf.measure != "" {
+		if err := checkMeasure(pf.measure, "-measure "+pf.measure); err != nil {
+			return finish(stdout, stderr, err)
+		}
 	}
 	if err := checkBinaryOut(bin); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	in := catchInterrupts()
 	defer in.stop()
-	prog, b, ok := instrumentMain(pkg, pf.fresh, stderr)
-	if !ok {
-		return exitUsage
+	prog, b, notes, err := instrumentMain(pkg, pf.fresh)
+	notes.print(stderr)
+	if err != nil {
+		return finish(stdout, stderr, err)
 	}
 	// The flags become the binary's defaults.
 	ld := runtimeFlags(prog)
@@ -723,15 +740,12 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	goArgs = append(goArgs, "-ldflags="+strings.Join(ld, " "))
 	var buildOut bytes.Buffer
 	if err := goCommand(in, b, os.Environ(), &buildOut, append(goArgs, pkg)...); err != nil {
-		if code, ok := interrupted(stderr, in); ok {
+		if err := interrupted(in); err != nil {
 			os.RemoveAll(b.Dir)
-			return code
+			return finish(stdout, stderr, err)
 		}
-		return buildError(stderr, b, buildOut.String())
+		return finish(stdout, stderr, buildError(b, buildOut.String()))
 	}
 	os.RemoveAll(b.Dir)
-	if code, ok := interrupted(stderr, in); ok {
-		return code
-	}
-	return exitOK
+	return finish(stdout, stderr, interrupted(in))
 }

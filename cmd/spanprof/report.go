@@ -72,25 +72,23 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "write the report as `format`: "+strings.Join(report.Formats, ", "))
 	sortKey := fs.String("sort", report.DefaultSort, "sort the sites by `key`: "+strings.Join(report.SortKeyNames(), ", "))
 	top := fs.Int("top", 0, "show only the first `n` sites (0: all)")
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(c, fs, args); err != nil {
+		return finish(stdout, stderr, err)
 	}
-	usageError := func(format string, args ...any) int {
-		errorf(stderr, format, args...)
-		printShortUsage(stderr, c)
-		return exitUsage
+	usage := func(format string, args ...any) int {
+		return finish(stdout, stderr, usageError(c, format, args...))
 	}
 	if fs.NArg() != 1 {
-		return usageError("report takes one FILE, got %d arguments", fs.NArg())
+		return usage("report takes one FILE, got %d arguments", fs.NArg())
 	}
 	if !slices.Contains(report.Formats, *format) {
-		return usageError("unknown -format %q (valid: %s)", *format, strings.Join(report.Formats, ", "))
+		return usage("unknown -format %q (valid: %s)", *format, strings.Join(report.Formats, ", "))
 	}
 	if !slices.Contains(report.SortKeyNames(), *sortKey) {
-		return usageError("unknown -sort key %q (valid: %s)", *sortKey, strings.Join(report.SortKeyNames(), ", "))
+		return usage("unknown -sort key %q (valid: %s)", *sortKey, strings.Join(report.SortKeyNames(), ", "))
 	}
 	if *top < 0 {
-		return usageError("-top %d: want 0 (all) or more", *top)
+		return usage("-top %d: want 0 (all) or more", *top)
 	}
 
 	p, err := spanprofile.ReadFile(fs.Arg(0))

@@ -71,8 +71,8 @@ func runRewrite(c *command, args []string, stdout, stderr io.Writer) int {
 	diff := fs.Bool("d", false, "print a diff of the changes")
 	list := fs.Bool("l", false, "list the files that would change")
 	undo := fs.Bool("undo", false, "restore the original files")
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(c, fs, args); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	n := 0
 	for _, b := range []bool{*write, *diff, *list} {
@@ -81,9 +81,7 @@ func runRewrite(c *command, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if n > 1 {
-		errorf(stderr, "rewrite takes one of -w, -d and -l")
-		printShortUsage(stderr, c)
-		return exitUsage
+		return finish(stdout, stderr, usageError(c, "rewrite takes one of -w, -d and -l"))
 	}
 	wd, err := os.Getwd()
 	if err != nil {

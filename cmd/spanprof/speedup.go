@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spanprof/spanprof/spanprofile"
 	"github.com/spanprof/spanprof/speedup"
 )
 
@@ -189,7 +188,7 @@ func parseProcs(s string) ([]int, error) {
 }
 
 // speedupArgs parses the flags and arguments of the speedup command.
-func speedupArgs(c *command, args []string, stdout, stderr io.Writer) (f speedupFlags, pkg string, progArgs []string, code int, ok bool) {
+func speedupArgs(c *command, args []string) (f speedupFlags, pkg string, progArgs []string, err error) {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	procs := fs.String("procs", "", "run with GOMAXPROCS set to each of the comma-separated `list` (default 1 to NumCPU)")
 	fs.IntVar(&f.runs, "runs", 3, "run each configuration `n` times and take the medians")
@@ -198,299 +197,139 @@ func speedupArgs(c *command, args []string, stdout, stderr io.Writer) (f speedup
 	fs.StringVar(&f.out, "o", "spanprof-speedup", "write speedup.csv, speedup.svg, speedup.png and profile.pb.gz to `dir`")
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	args, progArgs = splitArgs(args) // before flag.Parse takes a leading "--"
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return f, "", nil, code, false
+	if err := parseFlags(c, fs, args); err != nil {
+		return f, "", nil, err
 	}
-	usageError := func(format string, args ...any) (speedupFlags, string, []string, int, bool) {
-		errorf(stderr, format, args...)
-		printShortUsage(stderr, c)
-		return f, "", nil, exitUsage, false
+	usage := func(format string, args ...any) (speedupFlags, string, []string, error) {
+		return f, "", nil, usageError(c, format, args...)
 	}
-	var err error
 	if f.procs, err = parseProcs(*procs); err != nil {
-		return usageError("%v", err)
+		return usage("%v", err)
 	}
 	if f.runs < 1 {
-		return usageError("-runs %d: want 1 or more", f.runs)
+		return usage("-runs %d: want 1 or more", f.runs)
 	}
 	if *baselineArgs != "" && *baseline != "" {
-		return usageError("-baseline-args and -baseline are two ways to give the baseline: give one")
+		return usage("-baseline-args and -baseline are two ways to give the baseline: give one")
 	}
 	f.baselineArgs = strings.Fields(*baselineArgs)
 	f.baseline = strings.Fields(*baseline)
 	if f.burden < 0 {
-		return usageError("-burden %v: want a duration of 0 or more", f.burden)
+		return usage("-burden %v: want a duration of 0 or more", f.burden)
 	}
 	if f.out == "" {
-		return usageError("-o: want a directory")
+		return usage("-o: want a directory")
 	}
-	pkg, ok = onePackage(c, fs.Args(), stderr)
-	if !ok {
-		return f, "", nil, exitUsage, false
+	if pkg, err = onePackage(c, fs.Args()); err != nil {
+		return f, "", nil, err
 	}
-	return f, pkg, progArgs, exitOK, true
-}
-
-// mainPackage checks with "go list" that pkg is a main package and returns
-// its import path, shortened to be relative to its module.
-func mainPackage(pkg string) (string, error) {
-	var out, errOut bytes.Buffer
-	cmd := exec.Command("go", "list", "-f", "{{.Name}}\t{{.ImportPath}}\t{{with .Module}}{{.Path}}{{end}}", pkg)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return "", errors.New(firstOutputLine(errOut.String(), err))
-	}
-	fields := strings.Split(strings.TrimSpace(out.String()), "\t")
-	if len(fields) != 3 {
-		return "", fmt.Errorf("go list %s: unexpected output %q", pkg, out.String())
-	}
-	name, path, mod := fields[0], fields[1], fields[2]
-	if name != "main" {
-		return "", fmt.Errorf("package %s is not a main package", path)
-	}
-	if rel, ok := strings.CutPrefix(path, mod+"/"); ok && mod != "" {
-		return rel, nil
-	}
-	return path, nil
-}
-
-// firstOutputLine returns the first line of a tool's output that is not a
-// "#" heading, or err's text when there is none.
-func firstOutputLine(output string, err error) string {
-	for l := range strings.Lines(output) {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			return strings.TrimPrefix(l, "./")
-		}
-	}
-	return err.Error()
-}
-
-// A config is one program and environment that speedup times.
-type config struct {
-	label string   // in the progress line: "P=2", "baseline", "elision"
-	procs int      // GOMAXPROCS
-	argv  []string // the command line
-	env   []string // added to the environment
-	// lenient configs are spanprof's own (the instrumented binary): their
-	// failure drops what they measure instead of stopping everything.
-	lenient bool
-	failed  bool
-	samples []speedup.Sample
-}
-
-// walls returns the wall-clock times of the config's samples.
-func (c *config) walls() []float64 {
-	w := make([]float64, len(c.samples))
-	for i, s := range c.samples {
-		w[i] = s.Wall
-	}
-	return w
-}
-
-// others returns the processor time other processes took during each of
-// the config's samples, where it was measured.
-func (c *config) others() []float64 {
-	var w []float64
-	for _, s := range c.samples {
-		if s.Machine > 0 {
-			w = append(w, s.Others)
-		}
-	}
-	return w
-}
-
-// waits returns the run delays of the config's samples.
-func (c *config) waits() []float64 {
-	w := make([]float64, len(c.samples))
-	for i, s := range c.samples {
-		w[i] = s.Delay
-	}
-	return w
-}
-
-// idles returns the idle times of the config's samples.
-func (c *config) idles() []float64 {
-	w := make([]float64, len(c.samples))
-	for i, s := range c.samples {
-		w[i] = s.Idle(c.procs)
-	}
-	return w
-}
-
-// run runs the config once and records the sample. On failure it prints
-// the program's standard error and returns the error.
-func (c *config) run(stderr io.Writer) error {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Env = append(append(os.Environ(), c.env...), "GOMAXPROCS="+strconv.Itoa(c.procs))
-	var errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
-	s, err := speedup.Run(cmd)
-	if err != nil {
-		stderr.Write(errOut.Bytes())
-		return err
-	}
-	c.samples = append(c.samples, s)
-	return nil
-}
-
-// quote returns a command line for messages.
-func quote(argv []string) string {
-	return strings.Join(argv, " ")
+	return f, pkg, progArgs, nil
 }
 
 func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
-	f, pkg, progArgs, code, ok := speedupArgs(c, args, stdout, stderr)
-	if !ok {
-		return code
+	f, pkg, progArgs, err := speedupArgs(c, args)
+	if err != nil {
+		return finish(stdout, stderr, err)
+	}
+	fail := func(code int, err error) int {
+		return finish(stdout, stderr, failure(code, "speedup: %v", err))
 	}
 	if len(f.baseline) > 0 {
 		if _, err := exec.LookPath(f.baseline[0]); err != nil {
-			errorf(stderr, "speedup: -baseline: %v", err)
-			return exitUsage
+			return fail(exitUsage, fmt.Errorf("-baseline: %w", err))
 		}
 	}
-	name, err := mainPackage(pkg)
+	name, err := speedup.MainPackage(pkg)
 	if err != nil {
-		errorf(stderr, "speedup: %v", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
 	out, err := filepath.Abs(f.out)
 	if err == nil {
 		err = os.MkdirAll(out, 0o755)
 	}
 	if err != nil {
-		errorf(stderr, "speedup: %v", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
-	progress := func(format string, args ...any) {
-		fmt.Fprintf(stderr, "speedup: "+format+"\n", args...)
-	}
-	if p := f.procs[len(f.procs)-1]; p > runtime.NumCPU() {
-		progress("P=%d is more than the %d CPUs: the threads' wait for CPUs will show as work inflation", p, runtime.NumCPU())
-	}
-	title := strings.Join(append([]string{name}, progArgs...), " ")
 	tmp, err := os.MkdirTemp("", "spanprof-speedup-")
 	if err != nil {
-		errorf(stderr, "speedup: %v", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
 	defer os.RemoveAll(tmp)
+	progress := func(msg string) { fmt.Fprintf(stderr, "speedup: %s\n", msg) }
+	profFile := filepath.Join(out, "profile.pb.gz")
+	pf := &profFlags{mode: "serial", burden: f.burden} // the default measure
+	e := &speedup.Experiment{
+		Pkg: pkg, Name: name, Args: progArgs,
+		Procs: f.procs, Runs: f.runs,
+		BaselineArgs: f.baselineArgs, Baseline: f.baseline,
+		Dir:         tmp,
+		Instrument:  func(bin string) error { return buildInstrumented(pkg, bin, stderr) },
+		ProfileFile: profFile, ProfileEnv: pf.env(profFile),
+		Progress: progress,
+		Warn: func(err error) {
+			showProgramError(stderr, err)
+			errorf(stderr, "speedup: %v", err)
+		},
+	}
+	res, err := e.Run()
+	if err != nil {
+		showProgramError(stderr, err)
+		return fail(speedupStatus(err), err)
+	}
 
-	progress("building %s", name)
-	bin := filepath.Join(tmp, filepath.Base(name))
-	var buildOut bytes.Buffer
-	build := exec.Command("go", "build", "-o", bin, pkg)
-	build.Stdout, build.Stderr = &buildOut, &buildOut
-	if err := build.Run(); err != nil {
-		errorf(stderr, "speedup: %s", firstOutputLine(buildOut.String(), err))
+	title := strings.Join(append([]string{name}, progArgs...), " ")
+	subtitle, err := printSpeedup(stdout, title, f, res, profFile)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	chart := speedup.Chart{Title: "Factored speedup of " + title, Subtitle: subtitle, Points: res.Points, Busy: res.Busy}
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"speedup.csv", func(w io.Writer) error { return speedup.WriteCSV(w, res.Points) }},
+		{"speedup.svg", chart.WriteSVG},
+		{"speedup.png", chart.WritePNG},
+	}
+	for _, file := range files {
+		if err := writeFile(filepath.Join(out, file.name), file.write); err != nil {
+			return fail(exitUsage, err)
+		}
+	}
+	progress("wrote speedup.csv, speedup.svg and speedup.png in " + out)
+	return exitOK
+}
+
+// speedupStatus returns the exit status of an experiment that failed with
+// err: a usage or build error when the program does not build, else a
+// failed program (docs/cli.md).
+func speedupStatus(err error) int {
+	var build *speedup.BuildError
+	if errors.As(err, &build) {
 		return exitUsage
 	}
-	// The configurations, in the order each round runs them.
-	var configs []*config
-	var baseline *config
-	switch {
-	case len(f.baselineArgs) > 0:
-		baseline = &config{label: "baseline", argv: slices.Concat([]string{bin}, progArgs, f.baselineArgs)}
-	case len(f.baseline) > 0:
-		baseline = &config{label: "baseline", argv: f.baseline}
-	}
-	if baseline != nil {
-		baseline.procs = 1
-		configs = append(configs, baseline)
-	}
-	byProcs := make(map[int]*config)
-	for _, p := range slices.Concat([]int{1}, f.procs) {
-		if byProcs[p] == nil {
-			byProcs[p] = &config{label: "P=" + strconv.Itoa(p), procs: p, argv: slices.Concat([]string{bin}, progArgs)}
-			configs = append(configs, byProcs[p])
-		}
-	}
-	// The instrumented binary is built when the first round gets to the
-	// elision, so that a program that fails with these arguments does so
-	// before that longer build.
-	instr := filepath.Join(tmp, "instrumented")
-	elision := &config{label: "elision", procs: 1, argv: slices.Concat([]string{instr}, progArgs),
-		env: []string{"SPANPROF_MODE=elision", "SPANPROF_OUT=" + filepath.Join(tmp, "elision.pb.gz")}, lenient: true}
-	configs = append(configs, elision)
-	for r := 1; r <= f.runs; r++ {
-		for _, cfg := range configs {
-			if cfg == elision && r == 1 {
-				progress("building %s instrumented, for the serial elision and the span profile", name)
-				if !buildInstrumented(pkg, instr, stderr, progress) {
-					instr, elision.failed = "", true
-				}
-			}
-			if cfg.failed {
-				continue
-			}
-			progress("%s run %d/%d", cfg.label, r, f.runs)
-			err := cfg.run(stderr)
-			switch {
-			case err == nil:
-			case cfg.lenient:
-				errorf(stderr, "speedup: the %s (%s) failed: %v; it is left out", cfg.label, quote(cfg.argv), err)
-				cfg.failed = true
-			default:
-				what := name
-				if cfg == baseline {
-					what = "the baseline " + quote(cfg.argv)
-				}
-				errorf(stderr, "speedup: %s failed at %s (run %d/%d): %v", what, cfg.label, r, f.runs, err)
-				return exitFailed
-			}
-		}
-	}
+	return exitFailed
+}
 
-	var prof *spanprofile.Profile
-	profFile := filepath.Join(out, "profile.pb.gz")
-	os.Remove(profFile) // a profile of an earlier run must not pass for this one's
-	if instr != "" {
-		progress("profiling %s (serial mode)", name)
-		prof = profileRun(instr, progArgs, profFile, f.burden, stderr)
+// showProgramError writes the standard error of the program that err says
+// failed, if it says one did: it tells why.
+func showProgramError(w io.Writer, err error) {
+	var run *speedup.RunError
+	if errors.As(err, &run) {
+		w.Write(run.Stderr)
 	}
+}
 
-	// T_s, T_1 and T_elision, and the measurements at each P.
-	one := speedup.Median(byProcs[1].walls())
-	in := speedup.Input{Serial: one, One: one, Profile: prof}
-	if baseline != nil {
-		in.Serial = speedup.Median(baseline.walls())
-	}
-	if !elision.failed {
-		in.Elision = speedup.Median(elision.walls())
-	}
-	for _, p := range f.procs {
-		cfg := byProcs[p]
-		in.Runs = append(in.Runs, speedup.Measurement{Procs: p, Time: speedup.Median(cfg.walls()), Idle: speedup.Median(cfg.idles()),
-			Others: speedup.Median(cfg.others()), Wait: speedup.Median(cfg.waits())})
-	}
-	// Other processes' load over every run, the baseline's and the
-	// elision's included: they all set the curves.
-	var load speedup.Load
-	for _, cfg := range configs {
-		for _, s := range cfg.samples {
-			load.Add(s, cfg.procs, runtime.NumCPU())
-		}
-	}
-	busy := load.Warning()
-	points, err := speedup.Factor(in)
-	if err != nil {
-		errorf(stderr, "speedup: %v", err)
-		return exitFailed
-	}
-	// A fork/join program on one processor has nothing to wait for: idle
-	// time there is I/O, sleeps, or other processes' time that the run
-	// delay did not catch, and it is in every I_P as well.
-	if idle := speedup.Median(byProcs[1].idles()); idle > 0.1*in.One {
-		progress("at P=1 the program was idle %.0f%% of T_1: it waits for something (input, sleeps, another process), or this system does not report run delays and other processes took that time", 100*idle/in.One)
-	}
-
-	// The summary above the table, and the chart's subtitle.
+// printSpeedup prints the summary of the experiment's result above the
+// table to w, and returns the chart's subtitle, which sums up the same.
+func printSpeedup(w io.Writer, title string, f speedupFlags, res *speedup.Result, profFile string) (subtitle string, err error) {
+	in, prof := res.Input, res.Input.Profile
 	var serialDoc string
 	switch {
 	case len(f.baselineArgs) > 0:
-		serialDoc = "the program with " + quote(f.baselineArgs)
+		serialDoc = "the program with " + strings.Join(f.baselineArgs, " ")
 	case len(f.baseline) > 0:
-		serialDoc = quote(f.baseline)
+		serialDoc = strings.Join(f.baseline, " ")
 	default:
 		serialDoc = "no baseline given (-baseline-args or -baseline): T_s = T_1"
 	}
@@ -498,98 +337,46 @@ func runSpeedup(c *command, args []string, stdout, stderr io.Writer) int {
 	if f.runs == 1 {
 		runs = "1 run"
 	}
-	fmt.Fprintf(stdout, "factored speedup of %s, %s\n", title, runs)
-	fmt.Fprintf(stdout, "T_s        %.3f s  %s\n", in.Serial, serialDoc)
-	fmt.Fprintf(stdout, "T_1        %.3f s  GOMAXPROCS=1\n", in.One)
-	subtitle := fmt.Sprintf("T_s %.3f s (%s), T_1 %.3f s", in.Serial, strings.TrimSuffix(serialDoc, ": T_s = T_1"), in.One)
+	fmt.Fprintf(w, "factored speedup of %s, %s\n", title, runs)
+	fmt.Fprintf(w, "T_s        %.3f s  %s\n", in.Serial, serialDoc)
+	fmt.Fprintf(w, "T_1        %.3f s  GOMAXPROCS=1\n", in.One)
+	subtitle = fmt.Sprintf("T_s %.3f s (%s), T_1 %.3f s", in.Serial, strings.TrimSuffix(serialDoc, ": T_s = T_1"), in.One)
 	if in.Elision > 0 {
-		fmt.Fprintf(stdout, "T_elision  %.3f s  serial elision, GOMAXPROCS=1\n", in.Elision)
+		fmt.Fprintf(w, "T_elision  %.3f s  serial elision, GOMAXPROCS=1\n", in.Elision)
 		subtitle += fmt.Sprintf(", T_elision %.3f s", in.Elision)
 	} else {
-		fmt.Fprintf(stdout, "T_elision  -        not measured\n")
+		fmt.Fprintf(w, "T_elision  -        not measured\n")
 	}
 	if prof != nil {
-		fmt.Fprintf(stdout, "profile    parallelism %.2f, burdened parallelism %.2f (%s)\n", prof.Parallelism(), prof.BurdenedParallelism(), profFile)
+		fmt.Fprintf(w, "profile    parallelism %.2f, burdened parallelism %.2f (%s)\n", prof.Parallelism(), prof.BurdenedParallelism(), profFile)
 		subtitle += fmt.Sprintf("; parallelism %.1f, burdened %.1f", prof.Parallelism(), prof.BurdenedParallelism())
 	} else {
-		fmt.Fprintf(stdout, "profile    -        none: no bounds\n")
+		fmt.Fprintf(w, "profile    -        none: no bounds\n")
 	}
-	if busy != "" {
-		fmt.Fprintln(stdout, busy)
+	if res.Busy != "" {
+		fmt.Fprintln(w, res.Busy)
 	}
-	fmt.Fprintln(stdout)
-	if err := speedup.WriteTable(stdout, points); err != nil {
-		errorf(stderr, "speedup: %v", err)
-		return exitUsage
-	}
-
-	chart := speedup.Chart{Title: "Factored speedup of " + title, Subtitle: subtitle, Points: points, Busy: busy}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"speedup.csv", func(w io.Writer) error { return speedup.WriteCSV(w, points) }},
-		{"speedup.svg", chart.WriteSVG},
-		{"speedup.png", chart.WritePNG},
-	}
-	for _, file := range files {
-		if err := writeFile(filepath.Join(out, file.name), file.write); err != nil {
-			errorf(stderr, "speedup: %v", err)
-			return exitUsage
-		}
-	}
-	progress("wrote speedup.csv, speedup.svg and speedup.png in %s", out)
-	return exitOK
+	fmt.Fprintln(w)
+	return subtitle, speedup.WriteTable(w, res.Points)
 }
 
 // buildInstrumented builds pkg with spanprof's instrumentation into bin, as
-// "spanprof build" does, or says why not and reports false: the serial
+// "spanprof build" does, or returns why not, in one line: the serial
 // elision and the bounds are extras that the speedup curves do without.
-func buildInstrumented(pkg, bin string, stderr io.Writer, progress func(string, ...any)) bool {
-	// The rewriter's report (its statistics, the spawns it cannot profile)
-	// is held back until the rewrite is known to have worked: when it has
-	// not, the reason is its last line.
-	var log bytes.Buffer
-	_, b, ok := instrumentMain(pkg, false, &log)
-	if !ok {
-		progress("no serial elision and no bounds: %s", strings.TrimPrefix(lastLine(log.String()), "spanprof: "))
-		return false
+// The rewriter's notes (its statistics, the spawns it cannot profile) go
+// to stderr only when the rewrite has worked.
+func buildInstrumented(pkg, bin string, stderr io.Writer) error {
+	_, b, notes, err := instrumentMain(pkg, false)
+	if err != nil {
+		return errors.New(oneLine(err.Error()))
 	}
 	defer os.RemoveAll(b.Dir)
-	stderr.Write(log.Bytes())
+	notes.print(stderr)
 	var buildOut bytes.Buffer
 	if err := goCommand(nil, b, os.Environ(), &buildOut, append(append([]string{"build"}, b.Flags()...), "-o", bin, pkg)...); err != nil {
-		progress("no serial elision and no bounds: the instrumented code does not build, a spanprof bug: %s", firstOutputLine(buildOut.String(), err))
-		return false
+		return fmt.Errorf("the instrumented code does not build, a spanprof bug: %s", strings.TrimPrefix(goError(buildOut.String(), err), "./"))
 	}
-	return true
-}
-
-// lastLine returns the last non-empty line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-// profileRun runs the instrumented binary bin once to write its span
-// profile to file, and reads it; on failure it says why and returns nil.
-func profileRun(bin string, args []string, file string, burden time.Duration, stderr io.Writer) *spanprofile.Profile {
-	pf := &profFlags{mode: "serial", burden: burden} // the default measure
-	cmd := exec.Command(bin, args...)
-	cmd.Env = pf.env(file)
-	var errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &errOut
-	if err := cmd.Run(); err != nil {
-		stderr.Write(errOut.Bytes())
-		errorf(stderr, "speedup: the profiled run failed: %v; no bounds", err)
-		return nil
-	}
-	p, err := spanprofile.ReadFile(file)
-	if err != nil {
-		errorf(stderr, "speedup: no bounds: %v", err)
-		return nil
-	}
-	return p
+	return nil
 }
 
 // writeFile creates name and writes it with write.

@@ -67,47 +67,43 @@ complete Go execution trace (one line says why).
 func runTrace(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	outFlag := fs.String("o", "", "write the span profile to `file` (default spanprof.pb.gz)")
-	if code, ok := parseFlags(c, fs, args, stdout, stderr); !ok {
-		return code
+	if err := parseFlags(c, fs, args); err != nil {
+		return finish(stdout, stderr, err)
 	}
 	if fs.NArg() != 1 {
-		errorf(stderr, "trace takes one TRACEFILE, got %d arguments", fs.NArg())
-		printShortUsage(stderr, c)
-		return exitUsage
+		return finish(stdout, stderr, usageError(c, "trace takes one TRACEFILE, got %d arguments", fs.NArg()))
 	}
 	out, err := filepath.Abs(cmp.Or(*outFlag, "spanprof.pb.gz"))
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	if err := checkProfileOut(out); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	// Not in a module: file names stay absolute.
 	root, _ := moduleRoot(".")
 	p, err := analyzeTrace(fs.Arg(0), root, stderr)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
-	return writeTraceProfile(p, out, stdout, stderr)
+	if err := writeTraceProfile(p, out, stdout); err != nil {
+		return finish(stdout, stderr, err)
+	}
+	return exitOK
 }
 
 // writeTraceProfile writes p to out and prints its report to w.
-func writeTraceProfile(p *spanprofile.Profile, out string, w, stderr io.Writer) int {
+func writeTraceProfile(p *spanprofile.Profile, out string, w io.Writer) error {
 	if err := spanprofile.WriteFile(out, p); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return err
 	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "spanprof: profile in %s\n", out)
 	if err := report.Text(&buf, p, report.Options{Top: 10}); err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return err
 	}
 	w.Write(buf.Bytes())
-	return exitOK
+	return nil
 }
 
 // analyzeTrace analyses the trace file name, printing its progress to

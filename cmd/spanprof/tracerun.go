@@ -164,8 +164,7 @@ func (f *profFlags) checkTrace(cmd string) error {
 func runTraced(pkg string, progArgs []string, out string, stdout, stderr io.Writer) int {
 	pkgs, err := listPackages([]string{pkg})
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	if len(pkgs) != 1 {
 		errorf(stderr, "%s matches %d packages; run takes one", pkg, len(pkgs))
@@ -180,25 +179,22 @@ func runTraced(pkg string, progArgs []string, out string, stdout, stderr io.Writ
 	defer in.stop()
 	dir, err := os.MkdirTemp("", "spanprof-trace-")
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	defer os.RemoveAll(dir)
 	overlay, err := writeOverlay(dir, p.Dir, traceMainName, fmt.Sprintf(traceMainSource, p.Name))
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	bin := filepath.Join(dir, filepath.Base(p.ImportPath))
 	var buildOut bytes.Buffer
 	build := exec.Command("go", "build", "-overlay="+overlay, "-ldflags=-checklinkname=0", "-o", bin, pkg)
 	build.Stdout, build.Stderr = &buildOut, &buildOut
 	if err := in.run(build, true); err != nil {
-		if code, ok := interrupted(stderr, in); ok {
-			return code
+		if err := interrupted(in); err != nil {
+			return finish(stdout, stderr, err)
 		}
-		errorf(stderr, "%s", goError(buildOut.String(), err))
-		return exitUsage
+		return finish(stdout, stderr, failure(exitUsage, "%s", goError(buildOut.String(), err)))
 	}
 	traceFile := filepath.Join(dir, "trace.out")
 	cmd := exec.Command(bin, progArgs...)
@@ -208,7 +204,8 @@ func runTraced(pkg string, progArgs []string, out string, stdout, stderr io.Writ
 	before, haveStat := readCPUTimes()
 	runErr := in.run(cmd, false)
 	trust := othersLoad(before, haveStat, cmd.ProcessState)
-	if code, ok := interrupted(stderr, in); ok {
+	if err := interrupted(in); err != nil {
+		code := finish(stdout, stderr, err)
 		errorf(stderr, "the traced program was interrupted: its trace is incomplete, no profile written")
 		return code
 	}
@@ -216,8 +213,7 @@ func runTraced(pkg string, progArgs []string, out string, stdout, stderr io.Writ
 	if runErr != nil {
 		var exit *exec.ExitError
 		if !errors.As(runErr, &exit) {
-			errorf(stderr, "running %s: %v", p.ImportPath, runErr)
-			return exitFailed
+			return finish(stdout, stderr, failure(exitFailed, "running %s: %v", p.ImportPath, runErr))
 		}
 		code = exitFailed
 	}
@@ -225,7 +221,8 @@ func runTraced(pkg string, progArgs []string, out string, stdout, stderr io.Writ
 	if ps := cmd.ProcessState; ps != nil {
 		cpu = ps.UserTime() + ps.SystemTime()
 	}
-	if analyseTraced(traceFile, out, moduleDir(p), "", trust, cpu, stderr) != nil {
+	if err := analyseTraced(traceFile, out, moduleDir(p), "", trust, cpu, stderr); err != nil {
+		errorf(stderr, "%v", err)
 		code = exitFailed
 	}
 	if runErr != nil {
@@ -286,24 +283,21 @@ func othersLoad(before speedup.CPUTimes, ok bool, ps *os.ProcessState) *spanprof
 }
 
 // analyseTraced analyses a traced run's trace, writes the profile to out
-// and prints its report to stderr. pkg, when set, names the package in
-// the report's first line; trust and the program's CPU time, when known, go
-// into the profile.
+// and prints its report to stderr (and the analysis's progress, when it
+// takes long); the error is left to the caller to say. pkg, when set, names
+// the package in the report's first line; trust and the program's CPU time,
+// when known, go into the profile.
 func analyseTraced(traceFile, out, root, pkg string, trust *spanprofile.Trust, cpu time.Duration, stderr io.Writer) error {
 	if _, err := os.Stat(traceFile); err != nil {
-		err = errors.New("the program wrote no trace (it died before main, or of a signal or a panic, which end a program without its exit hooks)")
-		errorf(stderr, "no profile: %v", err)
-		return err
+		return errors.New("no profile: the program wrote no trace (it died before main, or of a signal or a panic, which end a program without its exit hooks)")
 	}
 	p, err := analyzeTrace(traceFile, root, stderr)
 	if err != nil {
-		errorf(stderr, "no profile: %v", err)
-		return err
+		return fmt.Errorf("no profile: %w", err)
 	}
 	p.Trust = trust
 	p.Trace.CPU = int64(cpu)
 	if err := spanprofile.WriteFile(out, p); err != nil {
-		errorf(stderr, "%v", err)
 		return err
 	}
 	if pkg != "" {
@@ -320,15 +314,13 @@ func analyseTraced(traceFile, out, root, pkg string, trust *spanprofile.Trust, c
 func testTraced(patterns, testArgs []string, out string, stdout, stderr io.Writer) int {
 	pkgs, err := listPackages(patterns)
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	in := catchInterrupts()
 	defer in.stop()
 	dir, err := os.MkdirTemp("", "spanprof-trace-")
 	if err != nil {
-		errorf(stderr, "%v", err)
-		return exitUsage
+		return finish(stdout, stderr, err)
 	}
 	defer os.RemoveAll(dir)
 	code := exitOK
@@ -345,8 +337,7 @@ func testTraced(patterns, testArgs []string, out string, stdout, stderr io.Write
 			// A package without tests gets none: go test says so.
 			overlay, err := writeOverlay(filepath.Join(dir, strconv.Itoa(i)), p.Dir, traceTestName, fmt.Sprintf(traceTestSource, p.Name))
 			if err != nil {
-				errorf(stderr, "%v", err)
-				return exitUsage
+				return finish(stdout, stderr, err)
 			}
 			args = append(args, "-overlay="+overlay)
 		}
@@ -354,8 +345,8 @@ func testTraced(patterns, testArgs []string, out string, stdout, stderr io.Write
 		cmd := exec.Command("go", append(args, testArgs...)...)
 		cmd.Stdout, cmd.Stderr = stdout, stdout
 		testErr := in.run(cmd, true)
-		if c, ok := interrupted(stderr, in); ok {
-			return c
+		if err := interrupted(in); err != nil {
+			return finish(stdout, stderr, err)
 		}
 		if _, err := os.Stat(traceFile); err != nil {
 			// No test binary ran: a build failure, or a package with no
@@ -367,7 +358,8 @@ func testTraced(patterns, testArgs []string, out string, stdout, stderr io.Write
 		}
 		// go test's figures would count the build's CPU as another
 		// process's: no trust figures.
-		if analyseTraced(traceFile, o, moduleDir(p), p.ImportPath, nil, 0, stderr) != nil {
+		if err := analyseTraced(traceFile, o, moduleDir(p), p.ImportPath, nil, 0, stderr); err != nil {
+			errorf(stderr, "%v", err)
 			code = exitFailed
 		}
 		if testErr != nil {

@@ -32,6 +32,10 @@ type Options struct {
 	// Procs are the processor counts of the speedup estimate; nil means
 	// spanprofile.DefaultProcs().
 	Procs []int
+	// Wide makes the text report's site table show every measurement
+	// (work and span on work, on span and local), 150 columns or more;
+	// otherwise it shows each site's shares and fits 100 columns.
+	Wide bool
 }
 
 // DefaultSort is the sort key of the Cilkprof paper's first question: where
@@ -271,3 +275,36 @@ func Warnings(p *spanprofile.Profile) []string {
 // with.
 func below1(x float64) bool  { return math.Round(x*100) < 100 }
 func atMost1(x float64) bool { return math.Round(x*100) <= 100 }
+
+// Verdict says in one sentence what the profile finds: the parallelism,
+// what bounds it (the span, or the burden of spawning when the burdened
+// parallelism is well below it), and the site holding the largest share of
+// the span. It is "" for a profile without a span.
+func Verdict(p *spanprofile.Profile) string {
+	if p.Span <= 0 || p.Work <= 0 {
+		return ""
+	}
+	par := p.Parallelism()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Verdict: parallelism %s", decimal(par, 2))
+	if bp := p.BurdenedParallelism(); p.Mode != "trace" && p.Spawns > 0 && bp < 0.8*par {
+		fmt.Fprintf(&b, ", burdened %s: the cost of spawning bounds it more than the span does", decimal(bp, 2))
+	} else {
+		b.WriteString(", bounded by the span")
+	}
+	var top *spanprofile.SiteMeasurement
+	sites := p.BySite()
+	for i := range sites {
+		if top == nil || sites[i].OnSpan.Local.Span > top.OnSpan.Local.Span {
+			top = &sites[i]
+		}
+	}
+	if top != nil && top.OnSpan.Local.Span > 0 {
+		where := sitePlace(top.Site)
+		if top.Site.Kind == spanprofile.KindRoot {
+			where = "outside any instrumented site"
+		}
+		fmt.Fprintf(&b, "; %s (%s) holds %s of it", top.Site.Func, where, percent(top.OnSpan.Local.Span, p.Span))
+	}
+	return b.String() + "."
+}

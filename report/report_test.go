@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spanprof/spanprof/report"
 	"github.com/spanprof/spanprof/spanprofile"
@@ -58,7 +59,7 @@ func TestGolden(t *testing.T) {
 		opts report.Options
 	}{
 		{"quicksort", spanprofiletest.Profile(), report.Options{Procs: procs}},
-		{"quicksort-top3-by-work", spanprofiletest.Profile(), report.Options{Procs: procs, Sort: "work", Top: 3}},
+		{"quicksort-top3-by-work", spanprofiletest.Profile(), report.Options{Procs: procs, Sort: "work", Top: 3, Wide: true}},
 		{"empty", spanprofiletest.Empty(), report.Options{Procs: procs}},
 		{"zero", &spanprofile.Profile{}, report.Options{Procs: procs}},
 		{"pipeline-trace", spanprofiletest.Trace(), report.Options{Procs: procs}},
@@ -686,5 +687,48 @@ func TestTraceMode(t *testing.T) {
 	p.Trace.CPUSamples, p.Trace.Sampled = 0, 0
 	if !has(report.Warnings(p), "no CPU samples") {
 		t.Errorf("warnings %q: want one about the missing CPU samples", report.Warnings(p))
+	}
+}
+
+// TestTextFitsTheWidth: the default text report fits 100 columns, whatever
+// the names of the sites, keeping their ends; -wide shows every column.
+func TestTextFitsTheWidth(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	for i := range p.Sites {
+		if p.Sites[i].File != "" {
+			p.Sites[i].File = "internal/very/deeply/nested/package/path/" + p.Sites[i].File
+			p.Sites[i].Func = "github.com/example/project/internal/pkg.(*someLongTypeName)." + p.Sites[i].Func
+		}
+	}
+	text := string(render(t, "text", p, report.Options{Procs: procs}))
+	for _, l := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("a line of %d columns:\n%s", n, l)
+		}
+	}
+	if !strings.Contains(text, "qsort.go:20 ") || !strings.Contains(text, ".main.partition ") || !strings.Contains(text, "…") {
+		t.Errorf("long names do not keep their ends:\n%s", text)
+	}
+	wide := string(render(t, "text", p, report.Options{Procs: procs, Wide: true}))
+	if !strings.Contains(wide, "local on span") || !strings.Contains(wide, "internal/very/deeply/nested/package/path/qsort.go:20") {
+		t.Errorf("the wide report lacks its columns or full names:\n%s", wide)
+	}
+}
+
+// TestVerdict: one sentence with the parallelism, what bounds it and the
+// site holding most of the span.
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	if v, want := report.Verdict(p), "Verdict: parallelism 6.05, bounded by the span; main.partition (qsort.go:20) holds 99.9% of it."; v != want {
+		t.Errorf("Verdict = %q, want %q", v, want)
+	}
+	p.BurdenedSpan = 3 * p.Span
+	if v := report.Verdict(p); !strings.Contains(v, "burdened 2.02: the cost of spawning bounds it") {
+		t.Errorf("Verdict with a burdened span three times the span = %q", v)
+	}
+	if v := report.Verdict(&spanprofile.Profile{}); v != "" {
+		t.Errorf("Verdict of an empty profile = %q, want none", v)
 	}
 }

@@ -25,7 +25,11 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	}
 	e := &errWriter{w: w}
 	unit := p.Unit
-	e.printf("Span profile: %s mode, %s measure\n\n", orDash(p.Mode), orDash(p.Measure))
+	e.printf("Span profile: %s mode, %s measure\n", orDash(p.Mode), orDash(p.Measure))
+	if v := Verdict(p); v != "" {
+		e.printf("%s\n", wrap(v, 100, "  "))
+	}
+	e.printf("\n")
 
 	e.printf("1) Parallelism Profile\n")
 	line := func(label, value string) { e.printf("%-22s %s\n", label+":", value) }
@@ -77,12 +81,24 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	all := r.all()
 	if len(all) == 0 {
 		e.printf("No site was executed.\n")
+	} else if !opts.Wide {
+		e.table(shareTable(p, all), "")
+		what := "Span %: the site's own time on the critical path, as a share of the span. Work %: its own\n" +
+			"time in all its invocations, as a share of the work. T1/T∞: the parallelism of its\n" +
+			"invocations (not nested in another invocation of the same site). Calls: invocations.\n"
+		if p.Mode == "trace" {
+			what = "A site is a stack frame. Span %: the critical path's time with the frame the leaf, as a\n" +
+				"share of the span. Work %: all strands' time with the frame the leaf, as a share of the\n" +
+				"work. T1/T∞: the time in stacks holding the frame over its part on the critical path.\n" +
+				"Calls: pieces of strands.\n"
+		}
+		e.printf("%sspanprof report -wide FILE shows the times behind every share.\n", what)
 	} else {
 		sites := &table{
 			right: []bool{false, false, false, true, true, true, true, true, true, true, true, true},
 			group: []groupLabel{{3, 5, " on work "}, {6, 8, " on span "}, {9, 10, " local on span "}},
 		}
-		sites.add("site", "func", "kind", "T1", "T∞", "T1/T∞", "T1", "T∞", "T1/T∞", "T1", "T∞", "count")
+		sites.add("site", "func", "kind", "T1", "T∞", "T1/T∞", "T1", "T∞", "T1/T∞", "T1", "T∞", "calls")
 		for _, m := range all {
 			ow, sp := m.OnWork.TopCallSite, m.OnSpan.TopCallSite
 			sites.add(sitePlace(m.Site), m.Site.Func, string(m.Site.Kind),
@@ -95,11 +111,11 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 		if p.Mode == "trace" {
 			e.printf("Times in %s. A site is a stack frame. On work: all strands; on span: those on the critical\n"+
 				"path. T1, T∞: the time in stacks holding the frame, and its part on the critical path.\n"+
-				"Local: with the frame the leaf. Count: pieces of strands.\n", unitAbbrev(unit))
+				"Local: with the frame the leaf. Calls: pieces of strands.\n", unitAbbrev(unit))
 		} else {
 			e.printf("Times in %s. On work: all invocations of the site; on span: those on the critical path.\n"+
 				"T1, T∞: work and span of the top-call-site invocations (not nested in another invocation\n"+
-				"of the same site). Local: excluding the instrumented sites they invoke. Count: invocations.\n",
+				"of the same site). Local: excluding the instrumented sites they invoke. Calls: invocations.\n",
 				unitAbbrev(unit))
 		}
 	}
@@ -149,4 +165,58 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// reportWidth is the width the default text report fits.
+const reportWidth = 100
+
+// shareTable is the site table of the default text report: each site's
+// share of the span and of the work, its parallelism and its invocations,
+// in at most reportWidth columns. Site and function names that do not fit
+// keep their ends (the line, the method), which tell sites apart; the
+// function gets at least two fifths of the room the numbers leave.
+func shareTable(p *spanprofile.Profile, all []spanprofile.SiteMeasurement) *table {
+	t := &table{right: []bool{false, false, false, true, true, true, true}}
+	t.add("site", "func", "kind", "span %", "work %", "T1/T∞", "calls")
+	for _, m := range all {
+		ow := m.OnWork.TopCallSite
+		t.add(sitePlace(m.Site), m.Site.Func, string(m.Site.Kind),
+			percent(m.OnSpan.Local.Span, p.Span), percent(m.OnWork.Local.Work, p.Work),
+			ratio(ow.Work, ow.Span), commas(m.OnWork.Local.Count))
+	}
+	width := make([]int, len(t.right))
+	for _, row := range t.rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	room := reportWidth - len(columnGap)*(len(width)-1)
+	for _, w := range width[2:] {
+		room -= w
+	}
+	if width[0]+width[1] > room {
+		fn := min(width[1], max(room-width[0], room*2/5))
+		site := room - fn
+		for _, row := range t.rows[1:] {
+			row[0], row[1] = keepEnd(row[0], site), keepEnd(row[1], fn)
+		}
+	}
+	return t
+}
+
+// percent formats a as a share of b, with one decimal: "71.7%".
+func percent(a, b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 1, 64) + "%"
+}
+
+// keepEnd shortens s to at most n runes by replacing its start with "…".
+func keepEnd(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }

@@ -212,20 +212,25 @@
 //
 // Usage:
 //
-//	spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] FILE
+//	spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] FILE
 //
 // Report prints the span profile FILE, written by "spanprof run" or
 // "spanprof test" (a gzipped pprof protobuf; "go tool pprof FILE" reads it too).
 //
-// The text format gives Cilkview's parallelism profile (work, span, burdened
-// span, parallelism, burdened parallelism, spawns, syncs, average strand, the
-// instrumentation overhead that was subtracted), the speedup estimate on 2 to
-// 64 processors and on this machine's, and Cilkprof's table of sites: for each
-// spawn site and call of an instrumented function, the work (T1) and
-// span (T∞) of its invocations on work (all of them) and on span (those on the
-// critical path), and its local work and span on span (excluding the sites it
-// invokes). The row "main", of kind root, is the program's own code outside
-// every site. Sites that never ran are not listed.
+// The text format opens with a verdict: the parallelism, what bounds it and
+// the site holding most of the span. Then come Cilkview's parallelism profile
+// (work, span, burdened span, parallelism, burdened parallelism, spawns,
+// syncs, average strand, the instrumentation overhead that was subtracted),
+// the speedup estimate on 2 to 64 processors and on this machine's, and the
+// table of sites, in 100 columns: for each spawn site and call of an
+// instrumented function, its own time on the critical path as a share of the
+// span, its own time in all invocations as a share of the work, the
+// parallelism of its invocations (T1/T∞) and how many there were. With
+// -wide the table has Cilkprof's columns instead: the work (T1) and span
+// (T∞) of its invocations on work (all of them) and on span (those on the
+// critical path), and its local work and span on span (excluding the sites
+// it invokes). The row "main", of kind root, is the program's own code
+// outside every site. Sites that never ran are not listed.
 //
 // The csv format has one row per site with every value; json follows a fixed
 // schema, to which fields may be added but in which none changes (the
@@ -251,6 +256,9 @@
 //	-top n
 //		show only the first n sites (0, the default: all). The root row is
 //		always shown.
+//	-wide
+//		the text format's table of sites with every time, not the shares
+//		(150 columns or more).
 //
 // Exit status: 0 on success, 2 on a usage error or a FILE that cannot be read.
 //

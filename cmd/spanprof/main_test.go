@@ -52,7 +52,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"frob"}, exitUsage, "", `spanprof: unknown command "frob" (commands: ` + strings.Join(names, ", ") + ")"},
 		{[]string{"help", "frob"}, exitUsage, "", `spanprof: unknown help topic "frob"`},
 		{[]string{"help", "report", "run"}, exitUsage, "", "spanprof: help takes at most one command"},
-		{[]string{"help", "report"}, exitOK, "usage: spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] FILE", ""},
+		{[]string{"help", "report"}, exitOK, "usage: spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] FILE", ""},
 		{[]string{"help", "help"}, exitOK, "usage: spanprof help [COMMAND]", ""},
 	} {
 		code, stdout, stderr := spanprof(tc.args...)
@@ -88,6 +88,7 @@ func TestReport(t *testing.T) {
 	}{
 		{nil, report.Options{}, "text"},
 		{[]string{"-format", "text"}, report.Options{}, "text"},
+		{[]string{"-wide", "-sort", "work"}, report.Options{Wide: true, Sort: "work"}, "text"},
 		{[]string{"-format=csv", "-top=2"}, report.Options{Top: 2}, "csv"},
 		{[]string{"-format", "json", "-sort", "work"}, report.Options{Sort: "work"}, "json"},
 		{[]string{"-format", "html", "-sort", "site", "-top", "1"}, report.Options{Sort: "site", Top: 1}, "html"},

@@ -14,7 +14,7 @@ import (
 
 var cmdReport = &command{
 	name:  "report",
-	usage: "spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] FILE",
+	usage: "spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] FILE",
 	short: "print a span profile: summary, speedup estimate, sites",
 	run:   runReport,
 }
@@ -28,15 +28,20 @@ func init() {
 	cmdReport.long = `Report prints the span profile FILE, written by "spanprof run" or
 "spanprof test" (a gzipped pprof protobuf; "go tool pprof FILE" reads it too).
 
-The text format gives Cilkview's parallelism profile (work, span, burdened
-span, parallelism, burdened parallelism, spawns, syncs, average strand, the
-instrumentation overhead that was subtracted), the speedup estimate on 2 to
-64 processors and on this machine's, and Cilkprof's table of sites: for each
-spawn site and call of an instrumented function, the work (T1) and
-span (T∞) of its invocations on work (all of them) and on span (those on the
-critical path), and its local work and span on span (excluding the sites it
-invokes). The row "main", of kind root, is the program's own code outside
-every site. Sites that never ran are not listed.
+The text format opens with a verdict: the parallelism, what bounds it and
+the site holding most of the span. Then come Cilkview's parallelism profile
+(work, span, burdened span, parallelism, burdened parallelism, spawns,
+syncs, average strand, the instrumentation overhead that was subtracted),
+the speedup estimate on 2 to 64 processors and on this machine's, and the
+table of sites, in 100 columns: for each spawn site and call of an
+instrumented function, its own time on the critical path as a share of the
+span, its own time in all invocations as a share of the work, the
+parallelism of its invocations (T1/T∞) and how many there were. With
+-wide the table has Cilkprof's columns instead: the work (T1) and span
+(T∞) of its invocations on work (all of them) and on span (those on the
+critical path), and its local work and span on span (excluding the sites
+it invokes). The row "main", of kind root, is the program's own code
+outside every site. Sites that never ran are not listed.
 
 The csv format has one row per site with every value; json follows a fixed
 schema, to which fields may be added but in which none changes (the
@@ -51,6 +56,9 @@ The flags are:
 ` + indent(keys.String(), "\t") + `	-top n
 		show only the first n sites (0, the default: all). The root row is
 		always shown.
+	-wide
+		the text format's table of sites with every time, not the shares
+		(150 columns or more).
 
 Exit status: 0 on success, 2 on a usage error or a FILE that cannot be read.
 `
@@ -72,6 +80,7 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "text", "write the report as `format`: "+strings.Join(report.Formats, ", "))
 	sortKey := fs.String("sort", report.DefaultSort, "sort the sites by `key`: "+strings.Join(report.SortKeyNames(), ", "))
 	top := fs.Int("top", 0, "show only the first `n` sites (0: all)")
+	wide := fs.Bool("wide", false, "the text format's table of sites with every time")
 	if err := parseFlags(c, fs, args); err != nil {
 		return finish(stdout, stderr, err)
 	}
@@ -98,7 +107,7 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	// Render first so that a failure leaves no half report on stdout.
 	var buf bytes.Buffer
-	if err := report.Write(&buf, *format, p, report.Options{Sort: *sortKey, Top: *top}); err != nil {
+	if err := report.Write(&buf, *format, p, report.Options{Sort: *sortKey, Top: *top, Wide: *wide}); err != nil {
 		errorf(stderr, "report %s: %v", fs.Arg(0), err)
 		return exitUsage
 	}

@@ -39,10 +39,10 @@ func TestStartStopWritesProfile(t *testing.T) {
 	}
 	obj := unsafe.Pointer(new(wgStub))
 	for i := 0; i < 4; i++ {
-		spawn(base, obj, func() { sink += busy(200_000) })
+		spawn(base, obj, func() { sink += busy(2_000_000) })
 	}
 	join(obj)
-	call(base+1, func() { sink += busy(100_000) })
+	call(base+1, func() { sink += busy(1_000_000) })
 	if err := stopAndWrite(); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,9 @@ func TestStartStopWritesProfile(t *testing.T) {
 		t.Errorf("profile header = burden %d measure %s unit %s spawns %d syncs %d", p.Burden, p.Measure, p.Unit, p.Spawns, p.Syncs)
 	}
 	// Four equal children then a call half as long: parallelism about
-	// (4+0.5)/(1+0.5) = 3, whatever the machine's speed. With CPU time
+	// (4+0.5)/(1+0.5) = 3, whatever the machine's speed. The children run
+	// long enough (about 0.7 ms each) that the root's own strands, up to
+	// 60 µs on a loaded machine, do not move it. With CPU time
 	// (no counters) a strand runs up to about 1.5x slower while another
 	// process keeps its sibling hyperthread busy (one child read 1.36x
 	// its siblings' average in a busy go test ./...); the span takes the

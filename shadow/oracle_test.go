@@ -318,6 +318,9 @@ func (o *oracle) solve() oResult {
 	_, rootOwn := traceWork(0, len(o.strands))
 	root := res.ctx[""]
 	root[0].Local = spanprofile.Triple{Count: 1, Work: rootOwn, Span: root[1].Local.Span}
+	// The root invocation is on every path: its local work on span is
+	// all its own work.
+	root[1].Local.Count, root[1].Local.Work = 1, rootOwn
 	res.ctx[""] = root
 	return res
 }

@@ -136,6 +136,11 @@ func (e *engine) profile() *spanprofile.Profile {
 	copy(onWork, e.onWork)
 	root := &e.root.frames[0]
 	onWork[0].Local = spanprofile.Triple{Count: 1, Work: root.ownWork, Span: onSpan[0].Local.Span}
+	// The root invocation, the whole run, is always on the critical path,
+	// so its local work on span is its local work: the path records only
+	// the span of its strands, and the report showed a root of local span
+	// on span above 0 with local work on span 0.
+	onSpan[0].Local.Count, onSpan[0].Local.Work = 1, root.ownWork
 	for ctx := 0; ctx < n; ctx++ {
 		p.Contexts = append(p.Contexts, spanprofile.Context{
 			Stack:  e.cct.stack(int32(ctx)),

@@ -51,7 +51,7 @@ func Profile() *spanprofile.Profile {
 			{ // main's own strands
 				Stack:  nil,
 				OnWork: m(t(0, 0, 0), t(0, 0, 0), t(1, 81_940, 47_319)),
-				OnSpan: m(t(0, 0, 0), t(0, 0, 0), t(1, 47_319, 47_319)),
+				OnSpan: m(t(0, 0, 0), t(0, 0, 0), t(1, 81_940, 47_319)),
 			},
 			{ // pqsort from main
 				Stack:  []int{0},

@@ -434,9 +434,13 @@ func analyze(pkg *packages.Package) (*forkjoin.Result, error) {
 		Pkg:        pkg.Types,
 		TypesInfo:  pkg.TypesInfo,
 		TypesSizes: pkg.TypesSizes,
+		Module:     &analysis.Module{},
 		ResultOf:   map[*analysis.Analyzer]any{},
 		Report:     func(analysis.Diagnostic) {},
 		ReadFile:   os.ReadFile,
+	}
+	if m := pkg.Module; m != nil {
+		pass.Module.Path, pass.Module.GoVersion = m.Path, m.GoVersion
 	}
 	r, err := forkjoin.Analyzer.Run(pass)
 	if err != nil {

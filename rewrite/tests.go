@@ -124,7 +124,7 @@ func (ur *unitRewriter) planTests() {
 // its own, whose inputs (the seed corpus, each on a goroutine of the
 // testing package's) hold the engine in turn, as subtests do.
 func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.FuncLit) {
-	name := ur.calleeName(call.Fun)
+	name := ur.res.CalleeName(call.Fun)
 	if f := ur.res.Func(lit); f != nil {
 		name = f.Name
 	}
@@ -149,7 +149,7 @@ func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.
 
 // planRun makes t.Run(name, f) a call of the subtest at a site of its own.
 func (ur *unitRewriter) planRun(fr *fileRewriter, call *ast.CallExpr) {
-	name := ur.calleeName(call.Fun)
+	name := ur.res.CalleeName(call.Fun)
 	switch f := ast.Unparen(call.Args[1]).(type) {
 	case *ast.FuncLit:
 		if lit := ur.res.Func(f); lit != nil {
@@ -157,7 +157,7 @@ func (ur *unitRewriter) planRun(fr *fileRewriter, call *ast.CallExpr) {
 		}
 	case *ast.Ident, *ast.SelectorExpr:
 		if fn, ok := typeutil.Callee(ur.info, &ast.CallExpr{Fun: f}).(*types.Func); ok && fn.Pkg() != nil {
-			name = ur.calleeName(f)
+			name = ur.res.CalleeName(f)
 		}
 	}
 	caller := ""

@@ -30,7 +30,6 @@ var Analyzer = &analysis.Analyzer{
 }
 
 const (
-	parlibPath = "github.com/spanprof/spanprof/parlib"
 	// smallTrip is the largest constant trip count not reported: a handful
 	// of goroutines costs little in total however small each is.
 	smallTrip = 64
@@ -233,10 +232,8 @@ func (t *tiny) cheap(call *ast.CallExpr, depth int) bool {
 	if depth >= maxCallDepth {
 		return false
 	}
-	for _, c := range t.res.Calls {
-		if c.Node == call {
-			return t.body(c.Callee, depth+1)
-		}
+	if c := t.res.CallOf(call); c != nil {
+		return t.body(c.Callee, depth+1)
 	}
 	return false
 }
@@ -257,7 +254,7 @@ func isSlice(t types.Type) bool {
 // parlibFix replaces the loop by one spawn of parlib.For over its range,
 // when the file imports parlib and the loop has one of the supported shapes.
 func parlibFix(pass *analysis.Pass, file *ast.File, s *forkjoin.Spawn, loop ast.Stmt) []analysis.SuggestedFix {
-	pkgName := importName(file, parlibPath)
+	pkgName := importName(file, forkjoin.ParlibPath)
 	if pkgName == "" || s.Lit == nil {
 		return nil
 	}

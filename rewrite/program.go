@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
@@ -425,28 +426,19 @@ func (p *Program) relPath(name string) string {
 	return name
 }
 
-// analyze runs the forkjoin analyzer on a package.
+// analyze runs the forkjoin analyzer on a package, as any driver of
+// go/analysis would: the checker gives the pass the package's module, which
+// forkjoin's serial fact reads.
 func analyze(pkg *packages.Package) (*forkjoin.Result, error) {
-	pass := &analysis.Pass{
-		Analyzer:   forkjoin.Analyzer,
-		Fset:       pkg.Fset,
-		Files:      pkg.Syntax,
-		Pkg:        pkg.Types,
-		TypesInfo:  pkg.TypesInfo,
-		TypesSizes: pkg.TypesSizes,
-		Module:     &analysis.Module{},
-		ResultOf:   map[*analysis.Analyzer]any{},
-		Report:     func(analysis.Diagnostic) {},
-		ReadFile:   os.ReadFile,
-	}
-	if m := pkg.Module; m != nil {
-		pass.Module.Path, pass.Module.GoVersion = m.Path, m.GoVersion
-	}
-	r, err := forkjoin.Analyzer.Run(pass)
+	g, err := checker.Analyze([]*analysis.Analyzer{forkjoin.Analyzer}, []*packages.Package{pkg}, &checker.Options{Sequential: true})
 	if err != nil {
 		return nil, err
 	}
-	return r.(*forkjoin.Result), nil
+	act := g.Roots[0]
+	if act.Err != nil {
+		return nil, act.Err
+	}
+	return act.Result.(*forkjoin.Result), nil
 }
 
 // Inline asks the compiler which of the packages' functions it inlines

@@ -129,7 +129,7 @@ func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.
 		name = f.Name
 	}
 	caller := ""
-	if f := ur.encl[call]; f != nil {
+	if f := ur.res.Enclosing(call.Pos()); f != nil {
 		caller = f.Name
 	}
 	site := ur.addSite(fr, call.Pos(), name, caller, "call")
@@ -161,7 +161,7 @@ func (ur *unitRewriter) planRun(fr *fileRewriter, call *ast.CallExpr) {
 		}
 	}
 	caller := ""
-	if f := ur.encl[call]; f != nil {
+	if f := ur.res.Enclosing(call.Pos()); f != nil {
 		caller = f.Name
 	}
 	site := ur.addSite(fr, call.Pos(), name, caller, "call")

@@ -68,8 +68,7 @@ type unitRewriter struct {
 	files []*fileRewriter
 	byAst map[*ast.File]*fileRewriter
 
-	parent map[ast.Node]ast.Node       // syntactic parent of every node
-	encl   map[ast.Node]*forkjoin.Func // innermost function containing a call
+	parent map[ast.Node]ast.Node // syntactic parent of every node
 
 	actions map[ast.Node]action // what to do at a node, applied bottom-up
 	// enterAfter holds the expressions to wrap as EnterAfter(x, site) once
@@ -121,7 +120,6 @@ func (u *unit) rewrite(prog *Program) ([]*File, *unitRewriter, error) {
 		info:       u.pkg.TypesInfo,
 		byAst:      make(map[*ast.File]*fileRewriter),
 		parent:     make(map[ast.Node]ast.Node),
-		encl:       make(map[ast.Node]*forkjoin.Func),
 		actions:    make(map[ast.Node]action),
 		enterAfter: make(map[ast.Node]dst.Expr),
 		before:     make(map[ast.Stmt][]dst.Stmt),
@@ -245,26 +243,12 @@ func hasLineDirective(f *ast.File) bool {
 	return false
 }
 
-// index records every node's parent and every node's innermost function.
+// index records every node's parent.
 func (ur *unitRewriter) index() {
 	for _, file := range ur.u.pkg.Syntax {
-		var funcs []*forkjoin.Func
 		ast.PreorderStack(file, nil, func(n ast.Node, stack []ast.Node) bool {
-			for len(funcs) > 0 && !slices.Contains(stack, funcs[len(funcs)-1].Node) {
-				funcs = funcs[:len(funcs)-1]
-			}
 			if len(stack) > 0 {
 				ur.parent[n] = stack[len(stack)-1]
-			}
-			switch n.(type) {
-			case *ast.FuncDecl, *ast.FuncLit:
-				if f := ur.res.Func(n); f != nil {
-					funcs = append(funcs, f)
-				}
-			case *ast.CallExpr:
-				if len(funcs) > 0 {
-					ur.encl[n] = funcs[len(funcs)-1]
-				}
 			}
 			return true
 		})
@@ -1078,7 +1062,7 @@ func (ur *unitRewriter) planProgram() {
 			if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "os" || fn.Name() != "Exit" {
 				return true
 			}
-			if f := ur.encl[call]; f == nil {
+			if f := ur.res.Enclosing(call.Pos()); f == nil {
 				return true
 			} else if f.StartedBy != nil {
 				return true // on another goroutine: the runtime must not be entered there

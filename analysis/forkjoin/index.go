@@ -2,6 +2,7 @@ package forkjoin
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strings"
 )
@@ -126,4 +127,16 @@ func (r *Result) CalleeName(fun ast.Expr) string {
 		name = tname + "." + name
 	}
 	return fn.Pkg().Path() + "." + name
+}
+
+// Enclosing returns the innermost function of the package whose syntax
+// holds pos, or nil (a package-level initializer, another file).
+func (r *Result) Enclosing(pos token.Pos) *Func {
+	var in *Func
+	for _, f := range r.Funcs {
+		if f.Node.Pos() <= pos && pos < f.Node.End() && (in == nil || f.Node.Pos() > in.Node.Pos()) {
+			in = f
+		}
+	}
+	return in
 }

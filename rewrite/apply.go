@@ -7,7 +7,6 @@ import (
 	"go/ast"
 	"go/format"
 	"os"
-	"reflect"
 
 	"github.com/dave/dst"
 	"github.com/dave/dst/decorator"
@@ -55,17 +54,14 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 		if an == nil {
 			return true
 		}
-		if act := ur.actions[an]; act != nil {
-			act(fr, c)
+		cur := n
+		if e := ur.edits[an]; e != nil {
+			cur = e.apply(c)
 			changed = true
 		}
 		if site := ur.enterAfter[an]; site != nil {
-			// What the action left there, wrapped.
-			f := reflect.Indirect(reflect.ValueOf(c.Parent())).FieldByName(c.Name())
-			if i := c.Index(); i >= 0 {
-				f = f.Index(i)
-			}
-			x := f.Interface().(dst.Expr)
+			// What the edit left there, wrapped.
+			x := cur.(dst.Expr)
 			w := rtCall(rtEnterAfter, x, site)
 			*w.Decorations() = *x.Decorations()
 			*x.Decorations() = dst.NodeDecs{}

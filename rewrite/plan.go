@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/dave/dst"
-	"github.com/dave/dst/dstutil"
 	"golang.org/x/tools/go/types/typeutil"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
@@ -98,7 +97,11 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 	site := sites[0]
 	switch s.Kind {
 	case forkjoin.GoStmt:
-		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) { ur.rewriteGo(c, s, site) }
+		e := goSpawn{site: site, stableFun: ur.stable(s.Call.Fun)}
+		for _, a := range s.Call.Args {
+			e.stableArgs = append(e.stableArgs, ur.stable(a))
+		}
+		ur.edits[s.Node] = e
 	case forkjoin.WaitGroupGo, forkjoin.ErrgroupGo, forkjoin.ErrgroupTryGo, forkjoin.ParlibGroupSpawn:
 		helper := map[forkjoin.SpawnKind]string{
 			forkjoin.WaitGroupGo:      rtWaitGroupGo,
@@ -106,30 +109,18 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 			forkjoin.ErrgroupTryGo:    rtGroupTryGo,
 			forkjoin.ParlibGroupSpawn: rtParlibGroupSpawn,
 		}[s.Kind]
-		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
-			call := c.Node().(*dst.CallExpr)
-			recv, args := ur.receiver(s.Call, call)
-			replaceExpr(c, rtCall(helper, append([]dst.Expr{site, recv}, args...)...))
-		}
+		ur.edits[s.Node] = helperCall{helper: rt(helper), site: site, recv: ur.receiverOf(s.Call)}
 	case forkjoin.ParlibSpawn:
-		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
-			call := c.Node().(*dst.CallExpr)
-			replaceExpr(c, rtCall(rtParlibSpawn, site, call.Fun, call.Args[0]))
-		}
+		ur.edits[s.Node] = helperCall{helper: rt(rtParlibSpawn), site: site, fun: true}
 	case forkjoin.ParlibDo, forkjoin.ParlibFor:
 		helper := rtParlibDo
 		if s.Kind == forkjoin.ParlibFor {
 			fn, _ := typeutil.Callee(ur.info, s.Call).(*types.Func)
 			helper = rtParlibLoop[fn.Name()] // For, ForRange, ForEach
 		}
-		ur.actions[s.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
-			// The helper takes parlib's function too (with any explicit
-			// type arguments): the file's import of parlib stays used.
-			call := c.Node().(*dst.CallExpr)
-			n := rtCall(helper, append([]dst.Expr{site, call.Fun}, call.Args...)...)
-			n.Ellipsis = call.Ellipsis
-			replaceExpr(c, n)
-		}
+		// The helper takes parlib's function too (with any explicit type
+		// arguments): the file's import of parlib stays used.
+		ur.edits[s.Node] = helperCall{helper: rt(helper), site: site, fun: true, ellipsis: true}
 	}
 }
 
@@ -155,10 +146,7 @@ func (ur *unitRewriter) planSignal(sig *forkjoin.Signal) {
 		helper = rtWaitGroupAdd
 	}
 	ur.stats.Signals++
-	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		recv, args := ur.receiver(call, c.Node().(*dst.CallExpr))
-		replaceExpr(c, rtCall(helper, append([]dst.Expr{recv}, args...)...))
-	}
+	ur.edits[call] = helperCall{helper: rt(helper), recv: ur.receiverOf(call)}
 }
 
 // isMethodCall reports whether call calls a method through a selector, a
@@ -189,10 +177,7 @@ func (ur *unitRewriter) planWait(w *forkjoin.Wait) {
 		forkjoin.ParlibTaskWait: rtParlibTaskWait,
 	}[w.Kind]
 	ur.stats.Waits++
-	ur.actions[w.Node] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		recv, args := ur.receiver(w.Node, c.Node().(*dst.CallExpr))
-		replaceExpr(c, rtCall(helper, append([]dst.Expr{recv}, args...)...))
-	}
+	ur.edits[w.Node] = helperCall{helper: rt(helper), recv: ur.receiverOf(w.Node)}
 }
 
 // planProgram plans what is not a fork/join site: the start and end of the
@@ -207,18 +192,13 @@ func (ur *unitRewriter) planProgram() {
 			}
 			switch {
 			case fd.Name.Name == "main" && ur.u.pkg.Name == "main" && fr.table == tablePkg:
-				ur.actions[fd] = func(fr *fileRewriter, c *dstutil.Cursor) {
-					body := c.Node().(*dst.FuncDecl).Body
-					start := &dst.ExprStmt{X: rtCall(rtStartIfNeeded)}
-					finish := &dst.DeferStmt{Call: rtCall(rtFinish)}
-					start.Decs.Before, finish.Decs.Before = dst.NewLine, dst.NewLine
-					body.List = append([]dst.Stmt{start, finish}, body.List...)
-				}
+				start := &dst.ExprStmt{X: rtCall(rtStartIfNeeded)}
+				finish := &dst.DeferStmt{Call: rtCall(rtFinish)}
+				start.Decs.Before, finish.Decs.Before = dst.NewLine, dst.NewLine
+				ur.edits[fd] = prologue{[]dst.Stmt{start, finish}}
 			case fd.Name.Name == "TestMain" && fr.table != tablePkg && ur.prog.cfg.Tests && ur.u.named:
 				ur.testMain = fr.table
-				ur.actions[fd] = func(fr *fileRewriter, c *dstutil.Cursor) {
-					c.Node().(*dst.FuncDecl).Name.Name = userTestMain
-				}
+				ur.edits[fd] = rename{userTestMain}
 			}
 		}
 		ast.Inspect(fr.ast, func(n ast.Node) bool {
@@ -235,11 +215,62 @@ func (ur *unitRewriter) planProgram() {
 			} else if f.StartedBy != nil {
 				return true // on another goroutine: the runtime must not be entered there
 			}
-			ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-				call := c.Node().(*dst.CallExpr)
-				call.Args = []dst.Expr{rtCall(rtBeforeExit, call.Args...)}
-			}
+			ur.edits[call] = wrapArgs{rt(rtBeforeExit)}
 			return true
 		})
 	}
+}
+
+// receiverOf says how the join object of call, a method call that
+// isMethodCall accepts, is reached (see receiverPath).
+func (ur *unitRewriter) receiverOf(call *ast.CallExpr) *receiverPath {
+	sel := ur.info.Selections[ast.Unparen(call.Fun).(*ast.SelectorExpr)]
+	if sel.Kind() == types.MethodExpr {
+		return &receiverPath{methodExpr: true}
+	}
+	p := new(receiverPath)
+	t := sel.Recv()
+	idx := sel.Index()
+	for _, i := range idx[:len(idx)-1] {
+		f := derefType(t).Underlying().(*types.Struct).Field(i)
+		p.embedded = append(p.embedded, f.Name())
+		t = f.Type()
+	}
+	_, ptr := t.Underlying().(*types.Pointer)
+	p.addr = !ptr
+	return p
+}
+
+// stable reports whether evaluating e later, inside the spawned closure,
+// gives what evaluating it at the go statement gives: constants, nil,
+// function literals, and the names of functions, builtins and types.
+func (ur *unitRewriter) stable(e ast.Expr) bool {
+	e = ast.Unparen(e)
+	tv := ur.info.Types[e]
+	if tv.Value != nil || tv.IsNil() || tv.IsBuiltin() || tv.IsType() {
+		return true
+	}
+	if b, ok := tv.Type.(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
+		return true // an untyped comparison: keep its type as the call gives it
+	}
+	switch x := e.(type) {
+	case *ast.FuncLit:
+		return true
+	case *ast.IndexExpr:
+		e = x.X
+	case *ast.IndexListExpr:
+		e = x.X
+	}
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		_, ok := ur.info.Uses[x].(*types.Func)
+		return ok
+	case *ast.SelectorExpr:
+		if ur.info.Selections[x] != nil {
+			return false // a method value binds its receiver now
+		}
+		_, ok := ur.info.Uses[x.Sel].(*types.Func)
+		return ok
+	}
+	return false
 }

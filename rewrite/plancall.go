@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/dave/dst"
-	"github.com/dave/dst/dstutil"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
 )
@@ -151,16 +150,11 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		} else {
 			inside(why)
 		}
-		ur.actions[c.Node] = func(fr *fileRewriter, cur *dstutil.Cursor) {
-			call := cur.Node().(*dst.CallExpr)
-			w := rtCall(rtLeave1, call)
-			if after == nil {
-				w = rtCall(rtLeave, rtCall(rtEnter, site), call)
-			}
-			*w.Decorations() = call.Decs.NodeDecs
-			call.Decs.NodeDecs = dst.NodeDecs{}
-			cur.Replace(w)
+		e := leaveCall{results: 1}
+		if after == nil {
+			e.enter = site
 		}
+		ur.edits[c.Node] = e
 		return
 	}
 	if n > 4 {
@@ -171,20 +165,14 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		skip(skipPosition)
 		return
 	}
-	leave := func(fr *fileRewriter, cur *dstutil.Cursor) {
-		call := cur.Node().(*dst.CallExpr)
-		w := rtCall(rtLeaveN[n], call)
-		*w.Decorations() = call.Decs.NodeDecs
-		call.Decs.NodeDecs = dst.NodeDecs{}
-		cur.Replace(w)
-	}
+	leave := leaveCall{results: n}
 	if after != nil {
 		// No statement needed: any position of a multi-valued call will
 		// do, a for statement's post statement and an else-if's init too.
 		site := ur.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
 		ur.stats.Calls++
 		ur.enterAfter[after] = site
-		ur.actions[c.Node] = leave
+		ur.edits[c.Node] = leave
 		return
 	}
 	if stmt != nil && !ur.inList(stmt) {
@@ -217,7 +205,7 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 	ur.stats.Calls++
 	inside(why)
 	ur.before[stmt] = append(ur.before[stmt], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
-	ur.actions[c.Node] = leave
+	ur.edits[c.Node] = leave
 }
 
 // enterPoint returns the expression that EnterAfter wraps for call: the

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dave/dst"
-	"github.com/dave/dst/dstutil"
 	"golang.org/x/tools/go/types/typeutil"
 )
 
@@ -75,12 +74,7 @@ func (ur *unitRewriter) planTests() {
 		if fr.table != tablePkg && ur.prog.cfg.Tests && ur.u.named {
 			for _, d := range fr.ast.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && ur.isTestFunc(fd) {
-					ur.actions[fd] = func(fr *fileRewriter, c *dstutil.Cursor) {
-						body := c.Node().(*dst.FuncDecl).Body
-						hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
-						hold.Decs.Before = dst.NewLine
-						body.List = append([]dst.Stmt{hold}, body.List...)
-					}
+					ur.edits[fd] = holdEngine()
 				}
 			}
 		}
@@ -108,12 +102,7 @@ func (ur *unitRewriter) planTests() {
 					ur.planFuzz(fr, call, lit)
 				}
 			case "(*testing.T).Parallel":
-				ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-					old := c.Node().(*dst.CallExpr)
-					w := rtCall(rtTestParallel, old.Fun)
-					*w.Decorations() = old.Decs.NodeDecs
-					c.Replace(w)
-				}
+				ur.edits[call] = helperCall{helper: rt(rtTestParallel), fun: true}
 			}
 			return true
 		})
@@ -133,18 +122,8 @@ func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.
 		caller = f.Name
 	}
 	site := ur.addSite(fr, call.Pos(), name, caller, "call")
-	ur.actions[lit] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		body := c.Node().(*dst.FuncLit).Body
-		hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
-		hold.Decs.Before = dst.NewLine
-		body.List = append([]dst.Stmt{hold}, body.List...)
-	}
-	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		old := c.Node().(*dst.CallExpr)
-		w := rtCall(rtTestFuzz, site, old.Fun, old.Args[0])
-		*w.Decorations() = old.Decs.NodeDecs
-		c.Replace(w)
-	}
+	ur.edits[lit] = holdEngine()
+	ur.edits[call] = helperCall{helper: rt(rtTestFuzz), site: site, fun: true}
 }
 
 // planRun makes t.Run(name, f) a call of the subtest at a site of its own.
@@ -165,10 +144,13 @@ func (ur *unitRewriter) planRun(fr *fileRewriter, call *ast.CallExpr) {
 		caller = f.Name
 	}
 	site := ur.addSite(fr, call.Pos(), name, caller, "call")
-	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		old := c.Node().(*dst.CallExpr)
-		w := rtCall(rtTestRun, append([]dst.Expr{site, old.Fun}, old.Args...)...)
-		*w.Decorations() = old.Decs.NodeDecs
-		c.Replace(w)
-	}
+	ur.edits[call] = helperCall{helper: rt(rtTestRun), site: site, fun: true}
+}
+
+// holdEngine is the prologue of a test, benchmark, fuzz function or fuzz
+// target: defer EndTest(BeginTest()).
+func holdEngine() prologue {
+	hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
+	hold.Decs.Before = dst.NewLine
+	return prologue{[]dst.Stmt{hold}}
 }

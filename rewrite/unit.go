@@ -15,7 +15,6 @@ import (
 
 	"github.com/dave/dst"
 	"github.com/dave/dst/decorator"
-	"github.com/dave/dst/dstutil"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
 )
@@ -49,7 +48,7 @@ type unitRewriter struct {
 
 	parent map[ast.Node]ast.Node // syntactic parent of every node
 
-	actions map[ast.Node]action // what to do at a node, applied bottom-up
+	edits map[ast.Node]nodeEdit // what to do at a node, applied bottom-up
 	// enterAfter holds the expressions to wrap as EnterAfter(x, site) once
 	// their own actions are done: the start of a call that evaluating
 	// them precedes (planCall).
@@ -74,10 +73,6 @@ type fileRewriter struct {
 	dst      *dst.File
 }
 
-// An action is an edit at one node of the original syntax, applied to its
-// decorated form when the bottom-up walk reaches it, after its children.
-type action func(fr *fileRewriter, c *dstutil.Cursor)
-
 // A Refusal is an error that refuses to rewrite: a package that does not
 // load, parse, type-check or build, a construct the rewriter cannot handle,
 // a file it must not change. Other errors are bugs.
@@ -99,7 +94,7 @@ func (u *unit) rewrite(prog *Program) ([]*File, *unitRewriter, error) {
 		info:       u.pkg.TypesInfo,
 		byAst:      make(map[*ast.File]*fileRewriter),
 		parent:     make(map[ast.Node]ast.Node),
-		actions:    make(map[ast.Node]action),
+		edits:      make(map[ast.Node]nodeEdit),
 		enterAfter: make(map[ast.Node]dst.Expr),
 		before:     make(map[ast.Stmt][]dst.Stmt),
 		after:      make(map[ast.Stmt][]dst.Stmt),

@@ -1,11 +1,9 @@
 package rewrite
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/format"
 	"os"
 
 	"github.com/dave/dst"
@@ -13,15 +11,23 @@ import (
 	"github.com/dave/dst/dstutil"
 )
 
-// apply edits every file of the unit that has something to change and
-// prints it.
-func (ur *unitRewriter) apply() ([]*File, error) {
-	var files []*File
+// apply edits every file of the unit that the plan changes and prints it.
+// It returns the changed files and the number of output lines whose
+// original lines disagree (Stats.LineConflicts).
+func apply(prog *Program, pkg *Package, files []*fileRewriter, p *plan) ([]*File, int, error) {
+	var out []*File
 	var errs []error
-	for _, fr := range ur.files {
-		src, changed, err := ur.applyFile(fr)
+	conflicts := 0
+	for _, fr := range files {
+		dec, df, changed, err := applyFile(pkg, fr, p)
+		var src []byte
+		if err == nil && changed {
+			var n int
+			src, n, err = printFile(prog, pkg, fr, dec, df)
+			conflicts += n
+		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rewriting %s: %w", ur.prog.relPath(fr.name), err))
+			errs = append(errs, fmt.Errorf("rewriting %s: %w", prog.relPath(fr.name), err))
 			continue
 		}
 		if !changed {
@@ -32,34 +38,35 @@ func (ur *unitRewriter) apply() ([]*File, error) {
 			errs = append(errs, err)
 			continue
 		}
-		files = append(files, &File{Path: fr.name, Old: old, New: src})
+		out = append(out, &File{Path: fr.name, Old: old, New: src})
 	}
-	return files, errors.Join(errs...)
+	return out, conflicts, errors.Join(errs...)
 }
 
-func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
-	fr.dec = decorator.NewDecorator(ur.fset)
-	df, err := fr.dec.DecorateFile(fr.ast)
+// applyFile decorates one file and makes the plan's edits to it, bottom-up;
+// it reports whether anything changed.
+func applyFile(pkg *Package, fr *fileRewriter, p *plan) (*decorator.Decorator, *dst.File, bool, error) {
+	dec := decorator.NewDecorator(pkg.Fset)
+	df, err := dec.DecorateFile(fr.ast)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	fr.dst = df
 	changed := false
 	dstutil.Apply(df, nil, func(c *dstutil.Cursor) bool {
 		n := c.Node()
 		if n == nil {
 			return true
 		}
-		an := fr.dec.Ast.Nodes[n]
+		an := dec.Ast.Nodes[n]
 		if an == nil {
 			return true
 		}
 		cur := n
-		if e := ur.edits[an]; e != nil {
+		if e := p.edits[an]; e != nil {
 			cur = e.apply(c)
 			changed = true
 		}
-		if site := ur.enterAfter[an]; site != nil {
+		if site := p.enterAfter[an]; site != nil {
 			// What the edit left there, wrapped.
 			x := cur.(dst.Expr)
 			w := rtCall(rtEnterAfter, x, site)
@@ -72,7 +79,7 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 		if !ok {
 			return true
 		}
-		if b := ur.before[s]; len(b) > 0 {
+		if b := p.before[s]; len(b) > 0 {
 			// The first statement put before s takes over the blank line
 			// and comments above it.
 			d := n.Decorations()
@@ -90,7 +97,7 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 			}
 			changed = true
 		}
-		if a := ur.after[s]; len(a) > 0 {
+		if a := p.after[s]; len(a) > 0 {
 			d := n.Decorations()
 			last := a[len(a)-1].Decorations()
 			last.After = d.After
@@ -112,31 +119,13 @@ func (ur *unitRewriter) applyFile(fr *fileRewriter) ([]byte, bool, error) {
 		return true
 	})
 	if !changed {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if usesRuntime(df) {
 		addImport(df)
-		if err := needGenerics(df, ur.info.FileVersions[fr.ast]); err != nil {
-			return nil, false, err
+		if err := needGenerics(df, pkg.TypesInfo.FileVersions[fr.ast]); err != nil {
+			return nil, nil, false, err
 		}
 	}
-
-	r := decorator.NewRestorer()
-	restored, err := r.RestoreFile(df)
-	if err != nil {
-		return nil, false, err
-	}
-	var buf bytes.Buffer
-	if err := format.Node(&buf, r.Fset, restored); err != nil {
-		return nil, false, err
-	}
-	src, conflicts, err := lineDirectives(ur.fset, fr, r, restored, buf.Bytes())
-	if err != nil {
-		return nil, false, err
-	}
-	ur.stats.LineConflicts += conflicts
-	if ur.prog.cfg.Mode == Overlay {
-		src = append([]byte(directive(fr.name, 1)+"\n"), src...)
-	}
-	return src, true, nil
+	return dec, df, true, nil
 }

@@ -15,12 +15,12 @@ import (
 // b.RunParallel body calling NewCache, which the package's tests call
 // directly), and the runtime takes no event from a goroutine that does not
 // hold it (it counts them for the profile's NotProfiled instead).
-func (ur *unitRewriter) unprofiled(f *forkjoin.Func) string {
+func (pl *planner) unprofiled(f *forkjoin.Func) string {
 	by := f.StartedBy
 	if by == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s at %s runs the function it is in on goroutines the profiler does not follow", by.API.Name(), ur.line(by.Call.Pos()))
+	return fmt.Sprintf("%s at %s runs the function it is in on goroutines the profiler does not follow", by.API.Name(), pl.line(by.Call.Pos()))
 }
 
 // staysGoroutine returns why spawn site s cannot run inline, or "": one of
@@ -28,7 +28,7 @@ func (ur *unitRewriter) unprofiled(f *forkjoin.Func) string {
 // give comes before the weaker one of a method that takes a context
 // (Spawn.Outside), whose position is written as the rewriter's warnings
 // write positions.
-func (ur *unitRewriter) staysGoroutine(s *forkjoin.Spawn) string {
+func (pl *planner) staysGoroutine(s *forkjoin.Spawn) string {
 	for _, t := range spawnsOf(s) {
 		if !t.Elidable && t.Outside == nil {
 			return t.Reason
@@ -36,7 +36,7 @@ func (ur *unitRewriter) staysGoroutine(s *forkjoin.Spawn) string {
 	}
 	for _, t := range spawnsOf(s) {
 		if t.Outside != nil {
-			return t.Outside.Describe(ur.line)
+			return t.Outside.Describe(pl.line)
 		}
 	}
 	return ""

@@ -40,7 +40,7 @@ func directive(file string, line int) string {
 // line number: a directive goes before each line where the count since the
 // last one would be wrong. It returns the formatted result and the number
 // of lines whose original lines disagree (two original lines joined).
-func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer, restored *ast.File, printed []byte) ([]byte, int, error) {
+func lineDirectives(fset *token.FileSet, fr *fileRewriter, dec *decorator.Decorator, r *decorator.Restorer, restored *ast.File, printed []byte) ([]byte, int, error) {
 	outFset := token.NewFileSet()
 	out, err := parser.ParseFile(outFset, fr.name, printed, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -74,7 +74,7 @@ func lineDirectives(fset *token.FileSet, fr *fileRewriter, r *decorator.Restorer
 		origLines[outPos.Line][origLine] = true
 	}
 	for dn, rn := range r.Ast.Nodes {
-		on := fr.dec.Ast.Nodes[dn]
+		on := dec.Ast.Nodes[dn]
 		pn := toPrinted[rn]
 		if on == nil || pn == nil || !on.Pos().IsValid() || !pn.Pos().IsValid() {
 			continue

@@ -13,10 +13,17 @@ import (
 	"github.com/spanprof/spanprof/analysis/forkjoin"
 )
 
-// plan decides what to do at every site, in source order (by file name,
+// planUnit decides what to do at every site, in source order (by file name,
 // then offset: forkjoin.ComparePos), numbering the sites of each table as
 // it goes.
-func (ur *unitRewriter) plan() {
+func (pl *planner) planUnit() *plan {
+	pl.plan = &plan{
+		edits:      make(map[ast.Node]nodeEdit),
+		enterAfter: make(map[ast.Node]dst.Expr),
+		before:     make(map[ast.Stmt][]dst.Stmt),
+		after:      make(map[ast.Stmt][]dst.Stmt),
+		testMain:   -1,
+	}
 	type item struct {
 		pos   token.Pos
 		spawn *forkjoin.Spawn
@@ -24,7 +31,7 @@ func (ur *unitRewriter) plan() {
 	}
 	var items []item
 	seenCall := make(map[ast.Node]bool) // parlib.Do/For: one rewrite per call
-	for _, s := range ur.res.Spawns {
+	for _, s := range pl.res.Spawns {
 		if s.Wait != nil {
 			if seenCall[s.Node] {
 				continue
@@ -33,28 +40,29 @@ func (ur *unitRewriter) plan() {
 		}
 		items = append(items, item{pos: s.Pos, spawn: s})
 	}
-	for _, c := range ur.res.Calls {
+	for _, c := range pl.res.Calls {
 		items = append(items, item{pos: c.Node.Pos(), call: c})
 	}
-	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(ur.fset, a.pos, b.pos) })
+	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(pl.fset, a.pos, b.pos) })
 	for _, it := range items {
-		if ur.fileOf(it.pos) == nil {
+		if pl.fileOf(it.pos) == nil {
 			continue
 		}
 		if it.spawn != nil {
-			ur.planSpawn(it.spawn)
+			pl.planSpawn(it.spawn)
 		} else {
-			ur.planCall(it.call)
+			pl.planCall(it.call)
 		}
 	}
-	for _, sig := range ur.res.Signals {
-		ur.planSignal(sig)
+	for _, sig := range pl.res.Signals {
+		pl.planSignal(sig)
 	}
-	for _, w := range ur.res.Waits {
-		ur.planWait(w)
+	for _, w := range pl.res.Waits {
+		pl.planWait(w)
 	}
-	ur.planProgram()
-	ur.planTests()
+	pl.planProgram()
+	pl.planTests()
+	return pl.plan
 }
 
 // spawnsOf returns the spawns made by one spawn site: the one spawn, or
@@ -66,42 +74,42 @@ func spawnsOf(s *forkjoin.Spawn) []*forkjoin.Spawn {
 	return []*forkjoin.Spawn{s}
 }
 
-func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
-	fr := ur.fileOf(s.Pos)
+func (pl *planner) planSpawn(s *forkjoin.Spawn) {
+	fr := pl.fileOf(s.Pos)
 	spawns := spawnsOf(s)
-	if why := ur.unprofiled(s.Func); why != "" {
-		ur.stats.SpawnsNotProfiled += len(spawns)
-		ur.warnings = append(ur.warnings, fmt.Sprintf("%s: spawn not profiled: %s", ur.line(s.Pos), why))
+	if why := pl.unprofiled(s.Func); why != "" {
+		pl.stats.SpawnsNotProfiled += len(spawns)
+		pl.warnings = append(pl.warnings, fmt.Sprintf("%s: spawn not profiled: %s", pl.line(s.Pos), why))
 		return
 	}
-	ur.stats.Spawns += len(spawns)
-	goroutine := ur.staysGoroutine(s)
+	pl.stats.Spawns += len(spawns)
+	goroutine := pl.staysGoroutine(s)
 	if goroutine != "" {
 		// The runtime runs it as a real goroutine under parallel
 		// accounting, in serial mode too (shadow.SiteInfo.Goroutine).
-		ur.stats.SpawnsGoroutine += len(spawns)
-		ur.warnings = append(ur.warnings, fmt.Sprintf("%s: spawn runs as a goroutine in serial mode too: %s", ur.line(s.Pos), goroutine))
+		pl.stats.SpawnsGoroutine += len(spawns)
+		pl.warnings = append(pl.warnings, fmt.Sprintf("%s: spawn runs as a goroutine in serial mode too: %s", pl.line(s.Pos), goroutine))
 	}
 	var sites []dst.Expr
 	for _, t := range spawns {
-		name := ur.res.CalleeName(t.Fun)
+		name := pl.res.CalleeName(t.Fun)
 		if t.Callee != nil {
 			name = t.Callee.Name
 		}
-		sites = append(sites, ur.addSite(fr, t.Pos, name, s.Func.Name, "spawn"))
+		sites = append(sites, pl.addSite(fr, t.Pos, name, s.Func.Name, "spawn"))
 		if goroutine != "" {
-			t := &ur.tables[fr.table]
+			t := &pl.tables[fr.table]
 			(*t)[len(*t)-1].Goroutine = true
 		}
 	}
 	site := sites[0]
 	switch s.Kind {
 	case forkjoin.GoStmt:
-		e := goSpawn{site: site, stableFun: ur.stable(s.Call.Fun)}
+		e := goSpawn{site: site, stableFun: pl.stable(s.Call.Fun)}
 		for _, a := range s.Call.Args {
-			e.stableArgs = append(e.stableArgs, ur.stable(a))
+			e.stableArgs = append(e.stableArgs, pl.stable(a))
 		}
-		ur.edits[s.Node] = e
+		pl.edits[s.Node] = e
 	case forkjoin.WaitGroupGo, forkjoin.ErrgroupGo, forkjoin.ErrgroupTryGo, forkjoin.ParlibGroupSpawn:
 		helper := map[forkjoin.SpawnKind]string{
 			forkjoin.WaitGroupGo:      rtWaitGroupGo,
@@ -109,26 +117,26 @@ func (ur *unitRewriter) planSpawn(s *forkjoin.Spawn) {
 			forkjoin.ErrgroupTryGo:    rtGroupTryGo,
 			forkjoin.ParlibGroupSpawn: rtParlibGroupSpawn,
 		}[s.Kind]
-		ur.edits[s.Node] = helperCall{helper: rt(helper), site: site, recv: ur.receiverOf(s.Call)}
+		pl.edits[s.Node] = helperCall{helper: rt(helper), site: site, recv: pl.receiverOf(s.Call)}
 	case forkjoin.ParlibSpawn:
-		ur.edits[s.Node] = helperCall{helper: rt(rtParlibSpawn), site: site, fun: true}
+		pl.edits[s.Node] = helperCall{helper: rt(rtParlibSpawn), site: site, fun: true}
 	case forkjoin.ParlibDo, forkjoin.ParlibFor:
 		helper := rtParlibDo
 		if s.Kind == forkjoin.ParlibFor {
-			fn, _ := typeutil.Callee(ur.info, s.Call).(*types.Func)
+			fn, _ := typeutil.Callee(pl.info, s.Call).(*types.Func)
 			helper = rtParlibLoop[fn.Name()] // For, ForRange, ForEach
 		}
 		// The helper takes parlib's function too (with any explicit type
 		// arguments): the file's import of parlib stays used.
-		ur.edits[s.Node] = helperCall{helper: rt(helper), site: site, fun: true, ellipsis: true}
+		pl.edits[s.Node] = helperCall{helper: rt(helper), site: site, fun: true, ellipsis: true}
 	}
 }
 
 // planSignal rewrites a Done, or an Add that may be negative, into the
 // runtime's typed call, which signals the join object and then makes the
 // call.
-func (ur *unitRewriter) planSignal(sig *forkjoin.Signal) {
-	if sig.Kind == forkjoin.Return || ur.fileOf(sig.Pos) == nil {
+func (pl *planner) planSignal(sig *forkjoin.Signal) {
+	if sig.Kind == forkjoin.Return || pl.fileOf(sig.Pos) == nil {
 		return
 	}
 	if sig.Kind == forkjoin.Add && sig.DeltaKnown && sig.Delta >= 0 {
@@ -138,36 +146,36 @@ func (ur *unitRewriter) planSignal(sig *forkjoin.Signal) {
 		return
 	}
 	call := sig.Node.(*ast.CallExpr)
-	if !ur.isMethodCall(call) {
+	if !pl.isMethodCall(call) {
 		return
 	}
 	helper := rtWaitGroupDone
 	if sig.Kind == forkjoin.Add {
 		helper = rtWaitGroupAdd
 	}
-	ur.stats.Signals++
-	ur.edits[call] = helperCall{helper: rt(helper), recv: ur.receiverOf(call)}
+	pl.stats.Signals++
+	pl.edits[call] = helperCall{helper: rt(helper), recv: pl.receiverOf(call)}
 }
 
 // isMethodCall reports whether call calls a method through a selector, a
 // method value or a method expression, which receiver can rewrite.
-func (ur *unitRewriter) isMethodCall(call *ast.CallExpr) bool {
+func (pl *planner) isMethodCall(call *ast.CallExpr) bool {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return false
 	}
-	s := ur.info.Selections[sel]
+	s := pl.info.Selections[sel]
 	return s != nil && (s.Kind() == types.MethodVal || s.Kind() == types.MethodExpr && len(call.Args) > 0)
 }
 
-func (ur *unitRewriter) planWait(w *forkjoin.Wait) {
-	if w.Kind == forkjoin.ParlibImplicit || ur.fileOf(w.Pos) == nil {
+func (pl *planner) planWait(w *forkjoin.Wait) {
+	if w.Kind == forkjoin.ParlibImplicit || pl.fileOf(w.Pos) == nil {
 		return
 	}
 	if w.Func.StartedBy != nil {
 		return
 	}
-	if !ur.isMethodCall(w.Node) {
+	if !pl.isMethodCall(w.Node) {
 		return
 	}
 	helper := map[forkjoin.WaitKind]string{
@@ -176,29 +184,29 @@ func (ur *unitRewriter) planWait(w *forkjoin.Wait) {
 		forkjoin.ParlibSync:     rtParlibGroupSync,
 		forkjoin.ParlibTaskWait: rtParlibTaskWait,
 	}[w.Kind]
-	ur.stats.Waits++
-	ur.edits[w.Node] = helperCall{helper: rt(helper), recv: ur.receiverOf(w.Node)}
+	pl.stats.Waits++
+	pl.edits[w.Node] = helperCall{helper: rt(helper), recv: pl.receiverOf(w.Node)}
 }
 
 // planProgram plans what is not a fork/join site: the start and end of the
 // run in main, os.Exit, and the user's TestMain, which the generated one
 // wraps.
-func (ur *unitRewriter) planProgram() {
-	for _, fr := range ur.files {
+func (pl *planner) planProgram() {
+	for _, fr := range pl.files {
 		for _, d := range fr.ast.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Recv != nil || fd.Body == nil || fd.Type.TypeParams != nil {
 				continue
 			}
 			switch {
-			case fd.Name.Name == "main" && ur.u.pkg.Name == "main" && fr.table == tablePkg:
+			case fd.Name.Name == "main" && pl.u.pkg.Name == "main" && fr.table == tablePkg:
 				start := &dst.ExprStmt{X: rtCall(rtStartIfNeeded)}
 				finish := &dst.DeferStmt{Call: rtCall(rtFinish)}
 				start.Decs.Before, finish.Decs.Before = dst.NewLine, dst.NewLine
-				ur.edits[fd] = prologue{[]dst.Stmt{start, finish}}
-			case fd.Name.Name == "TestMain" && fr.table != tablePkg && ur.prog.cfg.Tests && ur.u.named:
-				ur.testMain = fr.table
-				ur.edits[fd] = rename{userTestMain}
+				pl.edits[fd] = prologue{[]dst.Stmt{start, finish}}
+			case fd.Name.Name == "TestMain" && fr.table != tablePkg && pl.prog.cfg.Tests && pl.u.named:
+				pl.testMain = fr.table
+				pl.edits[fd] = rename{userTestMain}
 			}
 		}
 		ast.Inspect(fr.ast, func(n ast.Node) bool {
@@ -206,16 +214,16 @@ func (ur *unitRewriter) planProgram() {
 			if !ok {
 				return true
 			}
-			fn, _ := typeutil.Callee(ur.info, call).(*types.Func)
+			fn, _ := typeutil.Callee(pl.info, call).(*types.Func)
 			if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "os" || fn.Name() != "Exit" {
 				return true
 			}
-			if f := ur.res.Enclosing(call.Pos()); f == nil {
+			if f := pl.res.Enclosing(call.Pos()); f == nil {
 				return true
 			} else if f.StartedBy != nil {
 				return true // on another goroutine: the runtime must not be entered there
 			}
-			ur.edits[call] = wrapArgs{rt(rtBeforeExit)}
+			pl.edits[call] = wrapArgs{rt(rtBeforeExit)}
 			return true
 		})
 	}
@@ -223,8 +231,8 @@ func (ur *unitRewriter) planProgram() {
 
 // receiverOf says how the join object of call, a method call that
 // isMethodCall accepts, is reached (see receiverPath).
-func (ur *unitRewriter) receiverOf(call *ast.CallExpr) *receiverPath {
-	sel := ur.info.Selections[ast.Unparen(call.Fun).(*ast.SelectorExpr)]
+func (pl *planner) receiverOf(call *ast.CallExpr) *receiverPath {
+	sel := pl.info.Selections[ast.Unparen(call.Fun).(*ast.SelectorExpr)]
 	if sel.Kind() == types.MethodExpr {
 		return &receiverPath{methodExpr: true}
 	}
@@ -244,9 +252,9 @@ func (ur *unitRewriter) receiverOf(call *ast.CallExpr) *receiverPath {
 // stable reports whether evaluating e later, inside the spawned closure,
 // gives what evaluating it at the go statement gives: constants, nil,
 // function literals, and the names of functions, builtins and types.
-func (ur *unitRewriter) stable(e ast.Expr) bool {
+func (pl *planner) stable(e ast.Expr) bool {
 	e = ast.Unparen(e)
-	tv := ur.info.Types[e]
+	tv := pl.info.Types[e]
 	if tv.Value != nil || tv.IsNil() || tv.IsBuiltin() || tv.IsType() {
 		return true
 	}
@@ -263,13 +271,13 @@ func (ur *unitRewriter) stable(e ast.Expr) bool {
 	}
 	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
-		_, ok := ur.info.Uses[x].(*types.Func)
+		_, ok := pl.info.Uses[x].(*types.Func)
 		return ok
 	case *ast.SelectorExpr:
-		if ur.info.Selections[x] != nil {
+		if pl.info.Selections[x] != nil {
 			return false // a method value binds its receiver now
 		}
-		_, ok := ur.info.Uses[x.Sel].(*types.Func)
+		_, ok := pl.info.Uses[x.Sel].(*types.Func)
 		return ok
 	}
 	return false

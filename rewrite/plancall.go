@@ -54,12 +54,12 @@ const (
 // yields one value, LeaveN where it yields several, and before a CallEnd
 // statement where it is a statement. Where no such expression can be
 // wrapped the call keeps its form and a warning says so.
-func (ur *unitRewriter) planCall(c *forkjoin.Call) {
+func (pl *planner) planCall(c *forkjoin.Call) {
 	skip := func(why string) {
-		if ur.stats.CallsSkipped == nil {
-			ur.stats.CallsSkipped = make(map[string]int)
+		if pl.stats.CallsSkipped == nil {
+			pl.stats.CallsSkipped = make(map[string]int)
 		}
-		ur.stats.CallsSkipped[why]++
+		pl.stats.CallsSkipped[why]++
 	}
 	if c.Func.StartedBy != nil {
 		skip(skipUnprof)
@@ -69,7 +69,7 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 	case c.Deferred:
 		skip(skipDeferred)
 		return
-	case ur.prog.inlinable(ur.fset, c.Callee):
+	case pl.prog.inlinable(pl.fset, c.Callee):
 		skip(skipInlined)
 		return
 	case c.Callee == c.Func && c.Callee.Serial:
@@ -77,62 +77,62 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		return
 	}
 	n := 1
-	if tup, ok := ur.info.TypeOf(c.Node).(*types.Tuple); ok {
+	if tup, ok := pl.info.TypeOf(c.Node).(*types.Tuple); ok {
 		n = tup.Len()
 	}
-	fr := ur.fileOf(c.Node.Pos())
-	after, why := ur.enterPoint(c.Node)
+	fr := pl.fileOf(c.Node.Pos())
+	after, why := pl.enterPoint(c.Node)
 	// inside warns that the calls the call's evaluation makes are charged
 	// to the callee.
 	inside := func(why string) {
 		if why == "" {
 			return
 		}
-		ur.stats.CallsArgsInside++
-		ur.warnings = append(ur.warnings, fmt.Sprintf("%s: the calls in the arguments of %s are charged to it: %s", ur.line(c.Node.Pos()), ur.res.CalleeName(c.Node.Fun), why))
+		pl.stats.CallsArgsInside++
+		pl.warnings = append(pl.warnings, fmt.Sprintf("%s: the calls in the arguments of %s are charged to it: %s", pl.line(c.Node.Pos()), pl.res.CalleeName(c.Node.Fun), why))
 	}
 	var (
 		stmt  ast.Stmt // the statement before which CallBegin goes, for n != 1
 		multi bool     // the call is the one value of an assignment, declaration or return
 	)
-	switch p := ur.up(c.Node).(type) {
+	switch p := pl.up(c.Node).(type) {
 	case *ast.ExprStmt:
 		if n != 1 {
-			if !ur.inList(p) {
+			if !pl.inList(p) {
 				skip(skipPosition)
 				return
 			}
-			site := ur.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
+			site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
 			if after != nil {
-				ur.enterAfter[after] = site
+				pl.enterAfter[after] = site
 			} else {
 				inside(why)
-				ur.before[p] = append(ur.before[p], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
+				pl.before[p] = append(pl.before[p], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
 			}
-			ur.after[p] = append(ur.after[p], &dst.ExprStmt{X: rtCall(rtCallEnd)})
-			ur.stats.Calls++
+			pl.after[p] = append(pl.after[p], &dst.ExprStmt{X: rtCall(rtCallEnd)})
+			pl.stats.Calls++
 			return
 		}
 	case *ast.AssignStmt:
 		if n != 1 && len(p.Rhs) == 1 {
 			stmt, multi = p, true
-			if after == nil && why == "" && slices.ContainsFunc(p.Lhs, ur.hasEvent) {
+			if after == nil && why == "" && slices.ContainsFunc(p.Lhs, pl.hasEvent) {
 				// m[g()], x = f(y): a CallBegin statement would go
 				// before g.
-				after, why = ur.lastArg(c.Node, "the assignment makes calls on its left side")
+				after, why = pl.lastArg(c.Node, "the assignment makes calls on its left side")
 			}
 		}
 	case *ast.ValueSpec:
 		if n != 1 && len(p.Values) == 1 {
 			multi = true
-			if d, ok := ur.parent[ur.parent[p]].(*ast.DeclStmt); ok {
+			if d, ok := pl.parent[pl.parent[p]].(*ast.DeclStmt); ok {
 				stmt = d
 				for _, q := range d.Decl.(*ast.GenDecl).Specs {
 					if q == p {
 						break
 					}
-					if after == nil && why == "" && slices.ContainsFunc(q.(*ast.ValueSpec).Values, ur.hasEvent) {
-						after, why = ur.lastArg(c.Node, "the declaration makes calls before it")
+					if after == nil && why == "" && slices.ContainsFunc(q.(*ast.ValueSpec).Values, pl.hasEvent) {
+						after, why = pl.lastArg(c.Node, "the declaration makes calls before it")
 					}
 				}
 			}
@@ -143,10 +143,10 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		}
 	}
 	if n == 1 {
-		site := ur.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-		ur.stats.Calls++
+		site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
+		pl.stats.Calls++
 		if after != nil {
-			ur.enterAfter[after] = site
+			pl.enterAfter[after] = site
 		} else {
 			inside(why)
 		}
@@ -154,7 +154,7 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 		if after == nil {
 			e.enter = site
 		}
-		ur.edits[c.Node] = e
+		pl.edits[c.Node] = e
 		return
 	}
 	if n > 4 {
@@ -169,16 +169,16 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 	if after != nil {
 		// No statement needed: any position of a multi-valued call will
 		// do, a for statement's post statement and an else-if's init too.
-		site := ur.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-		ur.stats.Calls++
-		ur.enterAfter[after] = site
-		ur.edits[c.Node] = leave
+		site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
+		pl.stats.Calls++
+		pl.enterAfter[after] = site
+		pl.edits[c.Node] = leave
 		return
 	}
-	if stmt != nil && !ur.inList(stmt) {
+	if stmt != nil && !pl.inList(stmt) {
 		// The init statement of an if, switch or for runs once, before
 		// anything else of the statement: CallBegin can go before that.
-		switch p := ur.parent[stmt].(type) {
+		switch p := pl.parent[stmt].(type) {
 		case *ast.IfStmt:
 			if p.Init == stmt {
 				stmt = p
@@ -197,15 +197,15 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 			}
 		}
 	}
-	if stmt == nil || !ur.inList(stmt) {
+	if stmt == nil || !pl.inList(stmt) {
 		skip(skipPosition)
 		return
 	}
-	site := ur.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-	ur.stats.Calls++
+	site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
+	pl.stats.Calls++
 	inside(why)
-	ur.before[stmt] = append(ur.before[stmt], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
-	ur.edits[c.Node] = leave
+	pl.before[stmt] = append(pl.before[stmt], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
+	pl.edits[c.Node] = leave
 }
 
 // enterPoint returns the expression that EnterAfter wraps for call: the
@@ -227,28 +227,28 @@ func (ur *unitRewriter) planCall(c *forkjoin.Call) {
 // says so and the result is nil: an argument that is a call with several
 // results, f(g()), which has no single value to wrap, and an untyped && or
 // || that the call converts to a boolean type other than bool.
-func (ur *unitRewriter) enterPoint(call *ast.CallExpr) (after ast.Expr, why string) {
+func (pl *planner) enterPoint(call *ast.CallExpr) (after ast.Expr, why string) {
 	e := ast.Expr(call)
 	for {
 		var last ast.Expr
 		for _, c := range children(e) {
-			if x, ok := c.(ast.Expr); ok && ur.hasEvent(x) {
+			if x, ok := c.(ast.Expr); ok && pl.hasEvent(x) {
 				last = x
 			}
 		}
 		if last == nil {
 			return nil, "" // the events are above: none if e is call
 		}
-		if b, ok := ast.Unparen(last).(*ast.BinaryExpr); ok && (b.Op == token.LAND || b.Op == token.LOR) && ur.hasEvent(b.Y) {
+		if b, ok := ast.Unparen(last).(*ast.BinaryExpr); ok && (b.Op == token.LAND || b.Op == token.LOR) && pl.hasEvent(b.Y) {
 			// b.Y may not be evaluated: b is wrapped whole, if it has
 			// the type that EnterAfter's inference gives it.
-			if !ur.untyped(b) || types.Identical(ur.info.TypeOf(b), types.Typ[types.Bool]) {
+			if !pl.untyped(b) || types.Identical(pl.info.TypeOf(b), types.Typ[types.Bool]) {
 				return last, ""
 			}
 			return nil, "its last argument that makes calls is an untyped " + b.Op.String() + " of another type than bool"
 		}
-		if ur.isEvent(last) {
-			if _, ok := ur.info.TypeOf(last).(*types.Tuple); ok {
+		if pl.isEvent(last) {
+			if _, ok := pl.info.TypeOf(last).(*types.Tuple); ok {
 				return nil, "its argument is a call with several results"
 			}
 			return last, ""
@@ -262,12 +262,12 @@ func (ur *unitRewriter) enterPoint(call *ast.CallExpr) (after ast.Expr, why stri
 // arguments make none: an argument typed by itself, whose order relative
 // to the EnterAfter does not matter. It returns nil and why if there is
 // none (no argument, or an untyped one, nil, or a generic function).
-func (ur *unitRewriter) lastArg(call *ast.CallExpr, why string) (ast.Expr, string) {
+func (pl *planner) lastArg(call *ast.CallExpr, why string) (ast.Expr, string) {
 	if len(call.Args) == 0 {
 		return nil, why
 	}
 	a := call.Args[len(call.Args)-1]
-	if tv := ur.info.Types[a]; tv.IsNil() || tv.Type == nil || ur.untyped(a) {
+	if tv := pl.info.Types[a]; tv.IsNil() || tv.Type == nil || pl.untyped(a) {
 		return nil, why
 	}
 	// A generic function instantiated by the parameter's type, f(g) with
@@ -283,7 +283,7 @@ func (ur *unitRewriter) lastArg(call *ast.CallExpr, why string) (ast.Expr, strin
 		id = sel.Sel
 	}
 	if x, ok := id.(*ast.Ident); ok {
-		if fn, ok := ur.info.Uses[x].(*types.Func); ok && fn.Signature().TypeParams().Len() > 0 {
+		if fn, ok := pl.info.Uses[x].(*types.Func); ok && fn.Signature().TypeParams().Len() > 0 {
 			return nil, why
 		}
 	}
@@ -293,26 +293,26 @@ func (ur *unitRewriter) lastArg(call *ast.CallExpr, why string) (ast.Expr, strin
 // untyped reports whether e, a boolean or numeric expression, is untyped
 // by itself, its type set by its context: a comparison, or an operation on
 // untyped constants and untyped expressions (1<<n with n a variable).
-func (ur *unitRewriter) untyped(e ast.Expr) bool {
+func (pl *planner) untyped(e ast.Expr) bool {
 	switch x := ast.Unparen(e).(type) {
 	case *ast.BasicLit:
 		return true
 	case *ast.Ident:
-		c, ok := ur.info.Uses[x].(*types.Const)
+		c, ok := pl.info.Uses[x].(*types.Const)
 		return ok && isUntyped(c.Type())
 	case *ast.SelectorExpr:
-		c, ok := ur.info.Uses[x.Sel].(*types.Const)
-		return ok && ur.info.Selections[x] == nil && isUntyped(c.Type())
+		c, ok := pl.info.Uses[x.Sel].(*types.Const)
+		return ok && pl.info.Selections[x] == nil && isUntyped(c.Type())
 	case *ast.UnaryExpr:
-		return x.Op != token.ARROW && x.Op != token.AND && ur.untyped(x.X)
+		return x.Op != token.ARROW && x.Op != token.AND && pl.untyped(x.X)
 	case *ast.BinaryExpr:
 		switch x.Op {
 		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
 			return true
 		case token.SHL, token.SHR:
-			return ur.untyped(x.X)
+			return pl.untyped(x.X)
 		}
-		return ur.untyped(x.X) && ur.untyped(x.Y)
+		return pl.untyped(x.X) && pl.untyped(x.Y)
 	}
 	return false
 }
@@ -340,10 +340,10 @@ func children(n ast.Node) []ast.Node {
 // isEvent reports whether e is a call of a function (not a builtin, not a
 // conversion) or a receive: the operations whose order the spec fixes
 // besides && and ||, and those that run code or wait.
-func (ur *unitRewriter) isEvent(e ast.Expr) bool {
+func (pl *planner) isEvent(e ast.Expr) bool {
 	switch x := e.(type) {
 	case *ast.CallExpr:
-		tv := ur.info.Types[x.Fun]
+		tv := pl.info.Types[x.Fun]
 		return !tv.IsType() && !tv.IsBuiltin()
 	case *ast.UnaryExpr:
 		return x.Op == token.ARROW
@@ -354,7 +354,7 @@ func (ur *unitRewriter) isEvent(e ast.Expr) bool {
 // hasEvent reports whether evaluating e makes a call or a receive
 // (isEvent). The bodies of function literals are not evaluated, nor are the
 // operands of constant expressions (unsafe.Sizeof(g())) or types.
-func (ur *unitRewriter) hasEvent(e ast.Expr) bool {
+func (pl *planner) hasEvent(e ast.Expr) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		if found {
@@ -364,10 +364,10 @@ func (ur *unitRewriter) hasEvent(e ast.Expr) bool {
 		case *ast.FuncLit:
 			return false
 		case ast.Expr:
-			if tv, ok := ur.info.Types[x]; ok && (tv.Value != nil || tv.IsType()) {
+			if tv, ok := pl.info.Types[x]; ok && (tv.Value != nil || tv.IsType()) {
 				return false
 			}
-			if ur.isEvent(x) {
+			if pl.isEvent(x) {
 				found = true
 				return false
 			}

@@ -1,13 +1,16 @@
 package rewrite
 
 import (
+	"bytes"
 	"fmt"
 	"go/build/constraint"
+	"go/format"
 	"go/token"
 	"go/version"
 	"strconv"
 
 	"github.com/dave/dst"
+	"github.com/dave/dst/decorator"
 )
 
 // usesRuntime reports whether the file refers to the runtime's alias.
@@ -96,4 +99,27 @@ func addImport(f *dst.File) {
 		i++
 	}
 	f.Decls = append(f.Decls[:i], append([]dst.Decl{decl}, f.Decls[i:]...)...)
+}
+
+// printFile prints a file that applyFile changed, formatted, with the
+// //line directives that keep its positions true; in an overlay, it starts
+// with one that names the original.
+func printFile(prog *Program, pkg *Package, fr *fileRewriter, dec *decorator.Decorator, df *dst.File) ([]byte, int, error) {
+	r := decorator.NewRestorer()
+	restored, err := r.RestoreFile(df)
+	if err != nil {
+		return nil, 0, err
+	}
+	var buf bytes.Buffer
+	if err := format.Node(&buf, r.Fset, restored); err != nil {
+		return nil, 0, err
+	}
+	src, conflicts, err := lineDirectives(pkg.Fset, fr, dec, r, restored, buf.Bytes())
+	if err != nil {
+		return nil, 0, err
+	}
+	if prog.cfg.Mode == Overlay {
+		src = append([]byte(directive(fr.name, 1)+"\n"), src...)
+	}
+	return src, conflicts, nil
 }

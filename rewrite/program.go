@@ -578,18 +578,18 @@ func (p *Program) Rewrite() (*Result, error) {
 			}
 			continue
 		}
-		files, ur, err := u.rewrite(p)
+		files, unitPlan, err := u.rewrite(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		res.Files = append(res.Files, files...)
-		res.Warnings = append(res.Warnings, ur.warnings...)
-		ur.stats.Packages = 0
+		res.Warnings = append(res.Warnings, unitPlan.warnings...)
+		unitPlan.stats.Packages = 0
 		if len(files) > 0 {
-			ur.stats.Packages = 1
+			unitPlan.stats.Packages = 1
 		}
-		res.Stats.add(ur.stats)
+		res.Stats.add(unitPlan.stats)
 		path := strings.TrimSuffix(u.pkg.PkgPath, "_test")
 		t := byPath[path]
 		if t == nil {
@@ -598,13 +598,13 @@ func (p *Program) Rewrite() (*Result, error) {
 			gens = append(gens, t)
 		}
 		if u.xtest {
-			t.sites[tableXTest] = ur.tables[tableXTest]
+			t.sites[tableXTest] = unitPlan.tables[tableXTest]
 		} else {
 			t.pkg, t.name = u.pkg, u.pkg.Name
-			t.sites[tablePkg], t.sites[tableTest] = ur.tables[tablePkg], ur.tables[tableTest]
+			t.sites[tablePkg], t.sites[tableTest] = unitPlan.tables[tablePkg], unitPlan.tables[tableTest]
 		}
-		if ur.testMain >= 0 {
-			t.testMain = ur.testMain
+		if unitPlan.testMain >= 0 {
+			t.testMain = unitPlan.testMain
 		}
 		t.named = t.named || u.named
 		t.tested = t.tested || u.xtest || u.pkg.ForTest != ""

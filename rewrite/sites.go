@@ -30,13 +30,13 @@ type siteInfo struct {
 
 // addSite appends a site to the table of the file containing p and
 // returns the expression that names it.
-func (ur *unitRewriter) addSite(fr *fileRewriter, p token.Pos, fn, caller, kind string) dst.Expr {
-	q := ur.fset.PositionFor(p, false)
-	rel, err := filepath.Rel(ur.prog.Module.Dir, q.Filename)
+func (pl *planner) addSite(fr *fileRewriter, p token.Pos, fn, caller, kind string) dst.Expr {
+	q := pl.fset.PositionFor(p, false)
+	rel, err := filepath.Rel(pl.prog.Module.Dir, q.Filename)
 	if err != nil {
 		rel = q.Filename
 	}
-	t := &ur.tables[fr.table]
+	t := &pl.tables[fr.table]
 	*t = append(*t, siteInfo{File: filepath.ToSlash(rel), Line: q.Line, Column: q.Column, Func: fn, Caller: caller, Kind: kind})
 	return siteRef(tableVars[fr.table], len(*t)-1)
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/dave/dst"
-	"github.com/dave/dst/decorator"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
 )
@@ -36,30 +35,34 @@ type unit struct {
 	named bool // named on the command line: gets a TestMain when tests are rewritten
 }
 
-// unitRewriter rewrites one unit.
-type unitRewriter struct {
-	prog  *Program
-	u     *unit
-	fset  *token.FileSet
-	info  *types.Info
-	res   *forkjoin.Result
-	files []*fileRewriter
-	byAst map[*ast.File]*fileRewriter
-
-	parent map[ast.Node]ast.Node // syntactic parent of every node
-
+// A plan is what rewriting a unit decides, the plan phase's output and the
+// apply phase's input: the edits at nodes of the original syntax, the site
+// tables, and what is reported.
+type plan struct {
 	edits map[ast.Node]nodeEdit // what to do at a node, applied bottom-up
 	// enterAfter holds the expressions to wrap as EnterAfter(x, site) once
-	// their own actions are done: the start of a call that evaluating
-	// them precedes (planCall).
+	// their own edits are done: the start of a call that evaluating them
+	// precedes (planCall).
 	enterAfter map[ast.Node]dst.Expr
-	before     map[ast.Stmt][]dst.Stmt
-	after      map[ast.Stmt][]dst.Stmt
+	before     map[ast.Stmt][]dst.Stmt // statements to insert before a statement of a list
+	after      map[ast.Stmt][]dst.Stmt // and after it
 
 	tables   [3][]siteInfo
 	warnings []string
 	stats    Stats
 	testMain table // where the user's TestMain is (tableTest or tableXTest); -1 if none
+}
+
+// A planner decides the plan of one unit from its index and forkjoin's
+// result.
+type planner struct {
+	prog *Program
+	u    *unit
+	fset *token.FileSet
+	info *types.Info
+	res  *forkjoin.Result
+	*index
+	*plan
 }
 
 // fileRewriter holds one file's syntax in both forms.
@@ -69,8 +72,6 @@ type fileRewriter struct {
 	// lineName is the file's name in //line directives.
 	lineName string
 	table    table
-	dec      *decorator.Decorator
-	dst      *dst.File
 }
 
 // A Refusal is an error that refuses to rewrite: a package that does not
@@ -84,37 +85,29 @@ func refuse(format string, args ...any) error {
 	return &Refusal{fmt.Sprintf(format, args...)}
 }
 
-// rewrite instruments the unit and returns its changed files and the files
-// it adds.
-func (u *unit) rewrite(prog *Program) ([]*File, *unitRewriter, error) {
-	ur := &unitRewriter{
-		prog:       prog,
-		u:          u,
-		fset:       u.pkg.Fset,
-		info:       u.pkg.TypesInfo,
-		byAst:      make(map[*ast.File]*fileRewriter),
-		parent:     make(map[ast.Node]ast.Node),
-		edits:      make(map[ast.Node]nodeEdit),
-		enterAfter: make(map[ast.Node]dst.Expr),
-		before:     make(map[ast.Stmt][]dst.Stmt),
-		after:      make(map[ast.Stmt][]dst.Stmt),
-		testMain:   -1,
-	}
-	if err := ur.selectFiles(); err != nil {
+// rewrite instruments the unit, in phases that pass data: index (the
+// files to rewrite and their syntax), analysis (forkjoin), plan (typed
+// edits and site tables), then apply and print. It returns the changed
+// files and the plan, whose tables, warnings and counts the program
+// gathers.
+func (u *unit) rewrite(prog *Program) ([]*File, *plan, error) {
+	files, warnings, err := selectFiles(prog, u)
+	if err != nil {
 		return nil, nil, err
 	}
 	res, err := analyze(u.pkg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("analyzing %s: %w", u.pkg.ID, err)
 	}
-	ur.res = res
-	ur.index()
-	ur.plan()
-	files, err := ur.apply()
+	pl := &planner{prog: prog, u: u, fset: u.pkg.Fset, info: u.pkg.TypesInfo, res: res, index: newIndex(u.pkg, files)}
+	p := pl.planUnit()
+	p.warnings = append(warnings, p.warnings...)
+	out, conflicts, err := apply(prog, u.pkg, files, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	return files, ur, nil
+	p.stats.LineConflicts += conflicts
+	return out, p, nil
 }
 
 // rewritten reports whether the unit is rewritten already: a file of it
@@ -138,32 +131,37 @@ func (u *unit) rewritten() bool {
 
 // selectFiles decides which files of the package to rewrite: the Go files
 // of the package's directory that are neither generated nor cgo files.
-func (ur *unitRewriter) selectFiles() error {
-	pkg := ur.u.pkg
+func selectFiles(prog *Program, u *unit) ([]*fileRewriter, []string, error) {
+	pkg := u.pkg
+	fset := pkg.Fset
+	var (
+		files    []*fileRewriter
+		warnings []string
+	)
 	var errs []error
 	for _, f := range pkg.Syntax {
-		name := ur.fset.File(f.Pos()).Name()
+		name := fset.File(f.Pos()).Name()
 		if !slices.Contains(pkg.GoFiles, name) || ast.IsGenerated(f) || importsC(f) {
 			continue // cgo output, generated or cgo source: left as it is
 		}
 		if hasLineDirective(f) {
-			ur.warnings = append(ur.warnings, fmt.Sprintf("%s: not rewritten: the file has //line directives of its own", ur.prog.relPath(name)))
+			warnings = append(warnings, fmt.Sprintf("%s: not rewritten: the file has //line directives of its own", prog.relPath(name)))
 			continue
 		}
 		for _, imp := range f.Imports {
 			if path, _ := strconv.Unquote(imp.Path.Value); path == shadowPath {
-				errs = append(errs, refuse("%s: the file imports the spanprof runtime itself (instrumented by hand?)", ur.pos(imp.Pos())))
+				errs = append(errs, refuse("%s: the file imports the spanprof runtime itself (instrumented by hand?)", prog.pos(fset, imp.Pos())))
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok && strings.HasPrefix(id.Name, namePrefix) {
-				errs = append(errs, refuse("%s: unsupported: identifier %s would clash with the names spanprof injects", ur.pos(id.Pos()), id.Name))
+				errs = append(errs, refuse("%s: unsupported: identifier %s would clash with the names spanprof injects", prog.pos(fset, id.Pos()), id.Name))
 			}
 			return true
 		})
 		t := tablePkg
 		switch {
-		case ur.u.xtest:
+		case u.xtest:
 			t = tableXTest
 		case strings.HasSuffix(name, "_test.go"):
 			t = tableTest
@@ -174,27 +172,26 @@ func (ur *unitRewriter) selectFiles() error {
 		// read a relative name relative to the file's own directory, and
 		// nothing of this machine's paths goes into the user's tree.
 		lineName := name
-		if ur.prog.cfg.Mode != Overlay {
+		if prog.cfg.Mode != Overlay {
 			lineName = filepath.Base(name)
 		}
 		fr := &fileRewriter{ast: f, name: name, lineName: lineName, table: t}
-		ur.files = append(ur.files, fr)
-		ur.byAst[f] = fr
+		files = append(files, fr)
 	}
-	return errors.Join(errs...)
+	return files, warnings, errors.Join(errs...)
 }
 
 // pos formats p as file:line:col with the file relative to the working
 // directory where that is shorter.
-func (ur *unitRewriter) pos(p token.Pos) string {
-	q := ur.fset.PositionFor(p, false)
-	return fmt.Sprintf("%s:%d:%d", ur.prog.relPath(q.Filename), q.Line, q.Column)
+func (p *Program) pos(fset *token.FileSet, pos token.Pos) string {
+	q := fset.PositionFor(pos, false)
+	return fmt.Sprintf("%s:%d:%d", p.relPath(q.Filename), q.Line, q.Column)
 }
 
 // line formats p as file:line.
-func (ur *unitRewriter) line(p token.Pos) string {
-	q := ur.fset.PositionFor(p, false)
-	return fmt.Sprintf("%s:%d", ur.prog.relPath(q.Filename), q.Line)
+func (pl *planner) line(p token.Pos) string {
+	q := pl.fset.PositionFor(p, false)
+	return fmt.Sprintf("%s:%d", pl.prog.relPath(q.Filename), q.Line)
 }
 
 func importsC(f *ast.File) bool {

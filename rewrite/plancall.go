@@ -55,66 +55,141 @@ const (
 // statement where it is a statement. Where no such expression can be
 // wrapped the call keeps its form and a warning says so.
 func (pl *planner) planCall(c *forkjoin.Call) {
-	skip := func(why string) {
-		if pl.stats.CallsSkipped == nil {
-			pl.stats.CallsSkipped = make(map[string]int)
-		}
-		pl.stats.CallsSkipped[why]++
-	}
-	if c.Func.StartedBy != nil {
-		skip(skipUnprof)
-		return
-	}
-	switch {
-	case c.Deferred:
-		skip(skipDeferred)
-		return
-	case pl.prog.inlinable(pl.fset, c.Callee):
-		skip(skipInlined)
-		return
-	case c.Callee == c.Func && c.Callee.Serial:
-		skip(skipSerial) // see Serial recursion, above
+	if why := pl.skipCall(c); why != "" {
+		pl.skip(why)
 		return
 	}
 	n := 1
 	if tup, ok := pl.info.TypeOf(c.Node).(*types.Tuple); ok {
 		n = tup.Len()
 	}
-	fr := pl.fileOf(c.Node.Pos())
 	after, why := pl.enterPoint(c.Node)
-	// inside warns that the calls the call's evaluation makes are charged
-	// to the callee.
-	inside := func(why string) {
-		if why == "" {
-			return
-		}
-		pl.stats.CallsArgsInside++
-		pl.warnings = append(pl.warnings, fmt.Sprintf("%s: the calls in the arguments of %s are charged to it: %s", pl.line(c.Node.Pos()), pl.res.CalleeName(c.Node.Fun), why))
+	if n == 1 {
+		pl.planValueCall(c, after, why)
+		return
 	}
-	var (
-		stmt  ast.Stmt // the statement before which CallBegin goes, for n != 1
-		multi bool     // the call is the one value of an assignment, declaration or return
-	)
+	if p, ok := pl.up(c.Node).(*ast.ExprStmt); ok {
+		pl.planStmtCall(c, p, after, why)
+		return
+	}
+	pl.planMultiCall(c, n, after, why)
+}
+
+// skipCall returns why call c is not instrumented whatever its form, or "".
+func (pl *planner) skipCall(c *forkjoin.Call) string {
+	switch {
+	case c.Func.StartedBy != nil:
+		return skipUnprof
+	case c.Deferred:
+		return skipDeferred
+	case pl.prog.inlinable(pl.fset, c.Callee):
+		return skipInlined
+	case c.Callee == c.Func && c.Callee.Serial:
+		return skipSerial // see Serial recursion, above
+	}
+	return ""
+}
+
+// skip counts a call not instrumented.
+func (pl *planner) skip(why string) {
+	if pl.stats.CallsSkipped == nil {
+		pl.stats.CallsSkipped = make(map[string]int)
+	}
+	pl.stats.CallsSkipped[why]++
+}
+
+// callSite adds the site of an instrumented call.
+func (pl *planner) callSite(c *forkjoin.Call) dst.Expr {
+	pl.stats.Calls++
+	return pl.addSite(pl.fileOf(c.Node.Pos()), c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
+}
+
+// argsInside warns, when why says so, that the calls the evaluation of c's
+// function value and arguments makes are charged to the callee.
+func (pl *planner) argsInside(c *forkjoin.Call, why string) {
+	if why == "" {
+		return
+	}
+	pl.stats.CallsArgsInside++
+	pl.warnings = append(pl.warnings, fmt.Sprintf("%s: the calls in the arguments of %s are charged to it: %s", pl.line(c.Node.Pos()), pl.res.CalleeName(c.Node.Fun), why))
+}
+
+// planValueCall instruments a call that yields one value:
+// Leave(Enter(site), f(x)), or Leave1(f(a, EnterAfter(g(), site))).
+func (pl *planner) planValueCall(c *forkjoin.Call, after ast.Expr, why string) {
+	site := pl.callSite(c)
+	e := leaveCall{results: 1}
+	if after != nil {
+		pl.enterAfter[after] = site
+	} else {
+		pl.argsInside(c, why)
+		e.enter = site
+	}
+	pl.edits[c.Node] = e
+}
+
+// planStmtCall instruments a call with several results (or none) that is a
+// statement of its own: between CallBegin and CallEnd statements, or with
+// an EnterAfter and a CallEnd statement.
+func (pl *planner) planStmtCall(c *forkjoin.Call, p *ast.ExprStmt, after ast.Expr, why string) {
+	if !pl.inList(p) {
+		pl.skip(skipPosition)
+		return
+	}
+	site := pl.callSite(c)
+	if after != nil {
+		pl.enterAfter[after] = site
+	} else {
+		pl.argsInside(c, why)
+		pl.before[p] = append(pl.before[p], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
+	}
+	pl.after[p] = append(pl.after[p], &dst.ExprStmt{X: rtCall(rtCallEnd)})
+}
+
+// planMultiCall instruments a call with n results, n > 1, that is the one
+// value of an assignment, declaration or return: in LeaveN, after a
+// CallBegin statement or an EnterAfter.
+func (pl *planner) planMultiCall(c *forkjoin.Call, n int, after ast.Expr, why string) {
+	stmt, multi, after, why := pl.multiValueStmt(c, after, why)
+	if n > 4 {
+		pl.skip(skipResults)
+		return
+	}
+	if !multi {
+		pl.skip(skipPosition)
+		return
+	}
+	leave := leaveCall{results: n}
+	if after != nil {
+		// No statement needed: any position of a multi-valued call will
+		// do, a for statement's post statement and an else-if's init too.
+		pl.enterAfter[after] = pl.callSite(c)
+		pl.edits[c.Node] = leave
+		return
+	}
+	if stmt != nil && !pl.inList(stmt) {
+		stmt = pl.initOf(stmt)
+	}
+	if stmt == nil || !pl.inList(stmt) {
+		pl.skip(skipPosition)
+		return
+	}
+	site := pl.callSite(c)
+	pl.argsInside(c, why)
+	pl.before[stmt] = append(pl.before[stmt], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
+	pl.edits[c.Node] = leave
+}
+
+// multiValueStmt finds the statement whose one value c, a call with
+// several results, is: an assignment, a declaration or a return (multi),
+// and the statement before which a CallBegin statement would go. Where the
+// statement makes calls before c (on an assignment's left side, in an
+// earlier spec of a var declaration), a CallBegin statement would go before
+// them, so after becomes c's last argument (lastArg), or nil with why.
+func (pl *planner) multiValueStmt(c *forkjoin.Call, after ast.Expr, why string) (stmt ast.Stmt, multi bool, _ ast.Expr, _ string) {
 	switch p := pl.up(c.Node).(type) {
-	case *ast.ExprStmt:
-		if n != 1 {
-			if !pl.inList(p) {
-				skip(skipPosition)
-				return
-			}
-			site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-			if after != nil {
-				pl.enterAfter[after] = site
-			} else {
-				inside(why)
-				pl.before[p] = append(pl.before[p], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
-			}
-			pl.after[p] = append(pl.after[p], &dst.ExprStmt{X: rtCall(rtCallEnd)})
-			pl.stats.Calls++
-			return
-		}
 	case *ast.AssignStmt:
-		if n != 1 && len(p.Rhs) == 1 {
+		if len(p.Rhs) == 1 {
 			stmt, multi = p, true
 			if after == nil && why == "" && slices.ContainsFunc(p.Lhs, pl.hasEvent) {
 				// m[g()], x = f(y): a CallBegin statement would go
@@ -123,7 +198,7 @@ func (pl *planner) planCall(c *forkjoin.Call) {
 			}
 		}
 	case *ast.ValueSpec:
-		if n != 1 && len(p.Values) == 1 {
+		if len(p.Values) == 1 {
 			multi = true
 			if d, ok := pl.parent[pl.parent[p]].(*ast.DeclStmt); ok {
 				stmt = d
@@ -138,74 +213,36 @@ func (pl *planner) planCall(c *forkjoin.Call) {
 			}
 		}
 	case *ast.ReturnStmt:
-		if n != 1 && len(p.Results) == 1 {
+		if len(p.Results) == 1 {
 			stmt, multi = p, true
 		}
 	}
-	if n == 1 {
-		site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-		pl.stats.Calls++
-		if after != nil {
-			pl.enterAfter[after] = site
-		} else {
-			inside(why)
+	return stmt, multi, after, why
+}
+
+// initOf returns the if, switch or for statement whose init statement stmt
+// is, or stmt: the init statement runs once, before anything else of the
+// statement, so CallBegin can go before that.
+func (pl *planner) initOf(stmt ast.Stmt) ast.Stmt {
+	switch p := pl.parent[stmt].(type) {
+	case *ast.IfStmt:
+		if p.Init == stmt {
+			return p
 		}
-		e := leaveCall{results: 1}
-		if after == nil {
-			e.enter = site
+	case *ast.SwitchStmt:
+		if p.Init == stmt {
+			return p
 		}
-		pl.edits[c.Node] = e
-		return
-	}
-	if n > 4 {
-		skip(skipResults)
-		return
-	}
-	if !multi {
-		skip(skipPosition)
-		return
-	}
-	leave := leaveCall{results: n}
-	if after != nil {
-		// No statement needed: any position of a multi-valued call will
-		// do, a for statement's post statement and an else-if's init too.
-		site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-		pl.stats.Calls++
-		pl.enterAfter[after] = site
-		pl.edits[c.Node] = leave
-		return
-	}
-	if stmt != nil && !pl.inList(stmt) {
-		// The init statement of an if, switch or for runs once, before
-		// anything else of the statement: CallBegin can go before that.
-		switch p := pl.parent[stmt].(type) {
-		case *ast.IfStmt:
-			if p.Init == stmt {
-				stmt = p
-			}
-		case *ast.SwitchStmt:
-			if p.Init == stmt {
-				stmt = p
-			}
-		case *ast.TypeSwitchStmt:
-			if p.Init == stmt {
-				stmt = p
-			}
-		case *ast.ForStmt:
-			if p.Init == stmt {
-				stmt = p
-			}
+	case *ast.TypeSwitchStmt:
+		if p.Init == stmt {
+			return p
+		}
+	case *ast.ForStmt:
+		if p.Init == stmt {
+			return p
 		}
 	}
-	if stmt == nil || !pl.inList(stmt) {
-		skip(skipPosition)
-		return
-	}
-	site := pl.addSite(fr, c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
-	pl.stats.Calls++
-	inside(why)
-	pl.before[stmt] = append(pl.before[stmt], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
-	pl.edits[c.Node] = leave
+	return stmt
 }
 
 // enterPoint returns the expression that EnterAfter wraps for call: the

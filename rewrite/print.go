@@ -11,6 +11,8 @@ import (
 
 	"github.com/dave/dst"
 	"github.com/dave/dst/decorator"
+
+	"github.com/spanprof/spanprof/rewrite/internal/linedir"
 )
 
 // usesRuntime reports whether the file refers to the runtime's alias.
@@ -119,7 +121,7 @@ func printFile(prog *Program, pkg *Package, fr *fileRewriter, dec *decorator.Dec
 		return nil, 0, err
 	}
 	if prog.cfg.Mode == Overlay {
-		src = append([]byte(directive(fr.name, 1)+"\n"), src...)
+		src = append([]byte(linedir.Directive(fr.name, 1)+"\n"), src...)
 	}
 	return src, conflicts, nil
 }

@@ -50,7 +50,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if s.Callee == nil {
 			continue
 		}
-		file := fileOf(pass, s.Pos)
+		file := res.File(s.Pos)
 		if file == nil || strings.HasSuffix(pass.Fset.File(s.Pos).Name(), "_test.go") {
 			continue // tests spawn to exercise concurrency, over a few cases
 		}
@@ -85,15 +85,6 @@ func spawnWord(s *forkjoin.Spawn) string {
 		return types.ExprString(s.Call.Fun)
 	}
 	return "spawn"
-}
-
-func fileOf(pass *analysis.Pass, pos token.Pos) *ast.File {
-	for _, f := range pass.Files {
-		if f.FileStart <= pos && pos < f.FileEnd {
-			return f
-		}
-	}
-	return nil
 }
 
 // enclosingLoop returns the innermost for or range statement around the

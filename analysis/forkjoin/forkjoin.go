@@ -40,6 +40,7 @@ func run(pass *analysis.Pass) (any, error) {
 			byObj:   make(map[*types.Func]*Func),
 			litVar:  make(map[*types.Var]*ast.FuncLit),
 			calls:   make(map[*ast.CallExpr]*Call),
+			files:   pass.Files,
 			fset:    pass.Fset,
 			info:    pass.TypesInfo,
 			pkg:     pass.Pkg,

@@ -140,3 +140,13 @@ func (r *Result) Enclosing(pos token.Pos) *Func {
 	}
 	return in
 }
+
+// File returns the file of the package that holds pos, or nil.
+func (r *Result) File(pos token.Pos) *ast.File {
+	for _, f := range r.files {
+		if f.FileStart <= pos && pos < f.FileEnd {
+			return f
+		}
+	}
+	return nil
+}

@@ -34,6 +34,7 @@ type Result struct {
 	byObj   map[*types.Func]*Func       // declared functions by object (generic origin)
 	litVar  map[*types.Var]*ast.FuncLit // function variables assigned exactly one literal
 	calls   map[*ast.CallExpr]*Call
+	files   []*ast.File
 	fset    *token.FileSet
 	info    *types.Info
 	pkg     *types.Package

@@ -52,6 +52,28 @@ func Directive(file string, line int) string {
 // last one would be wrong. It returns the formatted result and the number
 // of lines whose original lines disagree (two original lines joined).
 func Insert(f File, printed []byte) ([]byte, int, error) {
+	anchors, conflicts, err := anchorLines(f, printed)
+	if err != nil {
+		return nil, 0, err
+	}
+	t := outLines{lines: splitLines(printed)}
+	fixed := t.fixedLines(f.Name, printed)
+	at, prefix := t.place(f.LineName, needed(len(t.lines), anchors, fixed), fixed)
+	res, err := t.write(at, prefix)
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, conflicts, nil
+}
+
+// An anchor is the original line of an output line, from the leftmost
+// original position on it.
+type anchor struct{ col, orig int }
+
+// anchorLines finds the original line of each output line of printed that
+// starts an original node or comment or holds its last character, and
+// counts the lines whose positions disagree.
+func anchorLines(f File, printed []byte) (map[int]anchor, int, error) {
 	fset, restored := f.Fset, f.Restored
 	outFset := token.NewFileSet()
 	out, err := parser.ParseFile(outFset, f.Name, printed, parser.ParseComments|parser.SkipObjectResolution)
@@ -71,9 +93,8 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 		toPrinted[n] = printedNodes[i]
 	}
 
-	// anchors[l] is the original line of output line l, from the leftmost
-	// original position on it; a line whose positions disagree conflicts.
-	type anchor struct{ col, orig int }
+	// anchors[l] is the original line of output line l; a line whose
+	// positions disagree conflicts.
 	anchors := make(map[int]anchor)
 	origLines := make(map[int]map[int]bool)
 	mark := func(outPos token.Position, origLine int) {
@@ -115,12 +136,35 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 			j = k + 1
 		}
 	}
+	conflicts := 0
+	for _, set := range origLines {
+		if len(set) > 1 {
+			conflicts++
+		}
+	}
+	return anchors, conflicts, nil
+}
 
+// outLines are the printed file's lines, each with its newline.
+type outLines struct{ lines []string }
+
+// blank reports whether line l (from 1) is empty.
+func (t outLines) blank(l int) bool {
+	return l >= 1 && l <= len(t.lines) && strings.TrimSpace(t.lines[l-1]) == ""
+}
+
+// topComment reports whether line l is a comment at column 1.
+func (t outLines) topComment(l int) bool {
+	return l >= 1 && l <= len(t.lines) && strings.HasPrefix(t.lines[l-1], "//")
+}
+
+// fixedLines returns the lines before which no directive can go.
+func (t outLines) fixedLines(name string, printed []byte) map[int]bool {
 	// Lines that start inside a token (a raw string or a comment spanning
 	// lines) cannot have a directive put before them.
 	inside := make(map[int]bool)
 	var sc scanner.Scanner
-	tf := token.NewFileSet().AddFile(f.Name, -1, len(printed))
+	tf := token.NewFileSet().AddFile(name, -1, len(printed))
 	sc.Init(tf, printed, nil, scanner.ScanComments)
 	for {
 		pos, tok, lit := sc.Scan()
@@ -135,39 +179,49 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 		}
 	}
 
-	lines := splitLines(printed)
-	blank := func(l int) bool { return l >= 1 && l <= len(lines) && strings.TrimSpace(lines[l-1]) == "" }
-	topComment := func(l int) bool { return l >= 1 && l <= len(lines) && strings.HasPrefix(lines[l-1], "//") }
-
 	// An example's "// Output:" comment must be the last comment of its
 	// body (go vet, which go test runs, says so), and a directive right
 	// above a comment joins it: no directive goes from the comment's first
 	// line to the closing brace after it. Those lines keep the count of the
 	// lines before them, and the next line that needs a directive gets one.
-	for l := 1; l <= len(lines); l++ {
-		text := strings.TrimSpace(lines[l-1])
-		if !strings.HasPrefix(text, "//") || !IsOutputComment(text) || topComment(l) {
+	for l := 1; l <= len(t.lines); l++ {
+		text := strings.TrimSpace(t.lines[l-1])
+		if !strings.HasPrefix(text, "//") || !IsOutputComment(text) || t.topComment(l) {
 			continue
 		}
-		for ; l <= len(lines) && (strings.HasPrefix(strings.TrimSpace(lines[l-1]), "//") || blank(l)); l++ {
+		for ; l <= len(t.lines) && (strings.HasPrefix(strings.TrimSpace(t.lines[l-1]), "//") || t.blank(l)); l++ {
 			inside[l] = true
 		}
-		if l <= len(lines) && strings.TrimSpace(lines[l-1]) == "}" {
+		if l <= len(t.lines) && strings.TrimSpace(t.lines[l-1]) == "}" {
 			inside[l] = true
 		}
 	}
+	return inside
+}
 
-	// Where the count goes wrong, a directive must say the line's number.
-	type need struct{ line, orig int }
+// A need is an output line whose number the count since the last
+// directive gets wrong, and the original line it must have.
+type need struct{ line, orig int }
+
+// needed returns the lines of an n-line output that need a directive.
+func needed(n int, anchors map[int]anchor, fixed map[int]bool) []need {
 	var needs []need
 	cur := 1 // the line number the compiler gives output line l
-	for l := 1; l <= len(lines); l++ {
-		if a, ok := anchors[l]; ok && a.orig != cur && !inside[l] {
+	for l := 1; l <= n; l++ {
+		if a, ok := anchors[l]; ok && a.orig != cur && !fixed[l] {
 			needs = append(needs, need{l, a.orig})
 			cur = a.orig
 		}
 		cur++
 	}
+	return needs
+}
+
+// place decides where the directive of each need goes: at[l] are the
+// lines to put before line l, prefix[l] a block directive to start it
+// with.
+func (t outLines) place(lineName string, needs []need, inside map[int]bool) (at map[int][]string, prefix map[int]string) {
+	lines, blank, topComment := t.lines, t.blank, t.topComment
 	// Place each directive. At the top level (a line that starts at column
 	// 1, other than a closing brace or parenthesis) gofmt wants blank lines
 	// between declarations, and a directive that touches a doc comment
@@ -188,8 +242,8 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 			break
 		}
 	}
-	at := make(map[int][]string)   // lines to put before line l
-	prefix := make(map[int]string) // a block directive to start line l with
+	at = make(map[int][]string)
+	prefix = make(map[int]string)
 	for _, n := range needs {
 		l, orig := n.line, n.orig
 		if orig < 2 && l > constraintEnd && topComment(l) && !inside[l] {
@@ -205,7 +259,7 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 				d++
 			}
 			if d <= len(lines) && !blank(d) {
-				prefix[d] = fmt.Sprintf("/*line %s:%d:1*/ ", f.LineName, orig+d-l)
+				prefix[d] = fmt.Sprintf("/*line %s:%d:1*/ ", lineName, orig+d-l)
 				continue
 			}
 		}
@@ -235,21 +289,27 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 				if !hasDirective {
 					at[e] = append(at[e], "//")
 				}
-				at[e] = append(at[e], Directive(f.LineName, orig+e-l))
+				at[e] = append(at[e], Directive(lineName, orig+e-l))
 				continue
 			}
 		}
 		if !top || orig < 2 {
-			at[l] = append(at[l], Directive(f.LineName, orig))
+			at[l] = append(at[l], Directive(lineName, orig))
 			continue
 		}
 		if !blank(l - 1) {
 			at[l] = append(at[l], "")
 		}
-		at[l] = append(at[l], Directive(f.LineName, orig-1), "")
+		at[l] = append(at[l], Directive(lineName, orig-1), "")
 	}
+	return at, prefix
+}
+
+// write puts the directives into the lines and formats the result, which
+// must keep every line where it is.
+func (t outLines) write(at map[int][]string, prefix map[int]string) ([]byte, error) {
 	var b bytes.Buffer
-	for i, l := range lines {
+	for i, l := range t.lines {
 		for _, d := range at[i+1] {
 			b.WriteString(d + "\n")
 		}
@@ -257,18 +317,12 @@ func Insert(f File, printed []byte) ([]byte, int, error) {
 	}
 	res, err := format.Source(b.Bytes())
 	if err != nil {
-		return nil, 0, fmt.Errorf("formatting the rewritten file: %w", err)
+		return nil, fmt.Errorf("formatting the rewritten file: %w", err)
 	}
 	if bytes.Count(res, []byte("\n")) != bytes.Count(b.Bytes(), []byte("\n")) {
-		return nil, 0, errors.New("formatting the rewritten file moved its lines")
+		return nil, errors.New("formatting the rewritten file moved its lines")
 	}
-	conflicts := 0
-	for _, set := range origLines {
-		if len(set) > 1 {
-			conflicts++
-		}
-	}
-	return res, conflicts, nil
+	return res, nil
 }
 
 // preorder lists the nodes of f in the order ast.Inspect visits them.

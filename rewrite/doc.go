@@ -93,17 +93,17 @@
 // positions where no statement can go (a multi-valued call whose arguments
 // make no call, in a for statement's post statement, an else-if's init or
 // the arguments of another call), and the self-recursive calls of a
-// function that can neither fork nor join, whose outermost call counts all
-// of the recursion (serial.go says why and how that is decided).
+// function that can neither fork nor join (forkjoin's Func.Serial), whose
+// outermost call counts all of the recursion (plancall.go says why).
 // Result.Stats counts them by reason.
 //
 // # Spawns that stay goroutines
 //
 // In serial mode every spawn runs inline, which hangs if the spawned code
 // waits for something its continuation does. A spawn that forkjoin finds
-// not elidable, or whose code calls a method of another package that takes
-// a context.Context (semaphore.(*Weighted).Acquire waits for a release the
-// continuation makes; forkjoin assumes such calls return), is marked
+// not elidable, for instance because its code calls a method of another
+// package that takes a context.Context (semaphore.(*Weighted).Acquire
+// waits for a release the continuation makes), is marked
 // Goroutine in the site table, with a warning naming it and the reason: the
 // runtime runs it as a real goroutine in every mode, with a shadow state of
 // its own (parallel accounting), so the run stays correct and profiled.
@@ -171,6 +171,17 @@
 // over to the original kept for them, and Write refuses, changing nothing,
 // if they do not apply. Entries whose files are their originals again are
 // dropped.
+//
+// # Phases
+//
+// A package is rewritten in phases that pass data (unit.go): the files to
+// rewrite are chosen and indexed (index.go); the forkjoin analyzer, run
+// through the go/analysis checker, gives every fork/join fact, elidability
+// and the functions that cannot fork or join included; the plan (plan.go,
+// plancall.go, tests.go, goroutines.go, sites.go) turns them into typed
+// edits at nodes of the original syntax (edits.go) and the site tables;
+// apply.go makes the edits on each file's decorated syntax, and print.go
+// prints it, with the //line directives of package internal/linedir.
 //
 // # The runtime
 //

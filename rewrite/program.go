@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
@@ -425,24 +426,19 @@ func (p *Program) relPath(name string) string {
 	return name
 }
 
-// analyze runs the forkjoin analyzer on a package.
+// analyze runs the forkjoin analyzer on a package, as any driver of
+// go/analysis would: the checker gives the pass the package's module, which
+// forkjoin's serial fact reads.
 func analyze(pkg *packages.Package) (*forkjoin.Result, error) {
-	pass := &analysis.Pass{
-		Analyzer:   forkjoin.Analyzer,
-		Fset:       pkg.Fset,
-		Files:      pkg.Syntax,
-		Pkg:        pkg.Types,
-		TypesInfo:  pkg.TypesInfo,
-		TypesSizes: pkg.TypesSizes,
-		ResultOf:   map[*analysis.Analyzer]any{},
-		Report:     func(analysis.Diagnostic) {},
-		ReadFile:   os.ReadFile,
-	}
-	r, err := forkjoin.Analyzer.Run(pass)
+	g, err := checker.Analyze([]*analysis.Analyzer{forkjoin.Analyzer}, []*packages.Package{pkg}, &checker.Options{Sequential: true})
 	if err != nil {
 		return nil, err
 	}
-	return r.(*forkjoin.Result), nil
+	act := g.Roots[0]
+	if act.Err != nil {
+		return nil, act.Err
+	}
+	return act.Result.(*forkjoin.Result), nil
 }
 
 // Inline asks the compiler which of the packages' functions it inlines
@@ -582,18 +578,18 @@ func (p *Program) Rewrite() (*Result, error) {
 			}
 			continue
 		}
-		files, ur, err := u.rewrite(p)
+		files, unitPlan, err := u.rewrite(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		res.Files = append(res.Files, files...)
-		res.Warnings = append(res.Warnings, ur.warnings...)
-		ur.stats.Packages = 0
+		res.Warnings = append(res.Warnings, unitPlan.warnings...)
+		unitPlan.stats.Packages = 0
 		if len(files) > 0 {
-			ur.stats.Packages = 1
+			unitPlan.stats.Packages = 1
 		}
-		res.Stats.add(ur.stats)
+		res.Stats.add(unitPlan.stats)
 		path := strings.TrimSuffix(u.pkg.PkgPath, "_test")
 		t := byPath[path]
 		if t == nil {
@@ -602,13 +598,13 @@ func (p *Program) Rewrite() (*Result, error) {
 			gens = append(gens, t)
 		}
 		if u.xtest {
-			t.sites[tableXTest] = ur.tables[tableXTest]
+			t.sites[tableXTest] = unitPlan.tables[tableXTest]
 		} else {
 			t.pkg, t.name = u.pkg, u.pkg.Name
-			t.sites[tablePkg], t.sites[tableTest] = ur.tables[tablePkg], ur.tables[tableTest]
+			t.sites[tablePkg], t.sites[tableTest] = unitPlan.tables[tablePkg], unitPlan.tables[tableTest]
 		}
-		if ur.testMain >= 0 {
-			t.testMain = ur.testMain
+		if unitPlan.testMain >= 0 {
+			t.testMain = unitPlan.testMain
 		}
 		t.named = t.named || u.named
 		t.tested = t.tested || u.xtest || u.pkg.ForTest != ""

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dave/dst"
-	"github.com/dave/dst/dstutil"
 	"golang.org/x/tools/go/types/typeutil"
 )
 
@@ -38,7 +37,7 @@ var testKinds = map[string]string{"Test": "T", "Benchmark": "B", "Fuzz": "F"}
 // isTestFunc reports whether fd is a function that go test runs: TestX,
 // BenchmarkX or FuzzX, as the testing package names them, taking one
 // *testing.T, *testing.B or *testing.F and returning nothing.
-func (ur *unitRewriter) isTestFunc(fd *ast.FuncDecl) bool {
+func (pl *planner) isTestFunc(fd *ast.FuncDecl) bool {
 	if fd.Recv != nil || fd.Body == nil || fd.Type.TypeParams != nil || fd.Type.Results != nil {
 		return false
 	}
@@ -50,7 +49,7 @@ func (ur *unitRewriter) isTestFunc(fd *ast.FuncDecl) bool {
 		if r, _ := utf8.DecodeRuneInString(rest); rest != "" && unicode.IsLower(r) {
 			return false
 		}
-		obj, _ := ur.info.Defs[fd.Name].(*types.Func)
+		obj, _ := pl.info.Defs[fd.Name].(*types.Func)
 		if obj == nil || obj.Signature().Params().Len() != 1 {
 			return false
 		}
@@ -70,17 +69,12 @@ func isTestingType(t types.Type, name string) bool {
 }
 
 // planTests plans the hand-overs of the engine between tests.
-func (ur *unitRewriter) planTests() {
-	for _, fr := range ur.files {
-		if fr.table != tablePkg && ur.prog.cfg.Tests && ur.u.named {
+func (pl *planner) planTests() {
+	for _, fr := range pl.files {
+		if fr.table != tablePkg && pl.prog.cfg.Tests && pl.u.named {
 			for _, d := range fr.ast.Decls {
-				if fd, ok := d.(*ast.FuncDecl); ok && ur.isTestFunc(fd) {
-					ur.actions[fd] = func(fr *fileRewriter, c *dstutil.Cursor) {
-						body := c.Node().(*dst.FuncDecl).Body
-						hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
-						hold.Decs.Before = dst.NewLine
-						body.List = append([]dst.Stmt{hold}, body.List...)
-					}
+				if fd, ok := d.(*ast.FuncDecl); ok && pl.isTestFunc(fd) {
+					pl.edits[fd] = holdEngine()
 				}
 			}
 		}
@@ -90,10 +84,10 @@ func (ur *unitRewriter) planTests() {
 				return true
 			}
 			sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-			if !ok || ur.info.Selections[sel] == nil || ur.info.Selections[sel].Kind() != types.MethodVal {
+			if !ok || pl.info.Selections[sel] == nil || pl.info.Selections[sel].Kind() != types.MethodVal {
 				return true
 			}
-			fn, ok := typeutil.Callee(ur.info, call).(*types.Func)
+			fn, ok := typeutil.Callee(pl.info, call).(*types.Func)
 			if !ok {
 				return true
 			}
@@ -102,18 +96,13 @@ func (ur *unitRewriter) planTests() {
 				if len(call.Args) != 2 || call.Ellipsis.IsValid() {
 					return true
 				}
-				ur.planRun(fr, call)
+				pl.planRun(fr, call)
 			case "(*testing.F).Fuzz":
 				if lit, ok := ast.Unparen(call.Args[0]).(*ast.FuncLit); ok && len(call.Args) == 1 {
-					ur.planFuzz(fr, call, lit)
+					pl.planFuzz(fr, call, lit)
 				}
 			case "(*testing.T).Parallel":
-				ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-					old := c.Node().(*dst.CallExpr)
-					w := rtCall(rtTestParallel, old.Fun)
-					*w.Decorations() = old.Decs.NodeDecs
-					c.Replace(w)
-				}
+				pl.edits[call] = helperCall{helper: rt(rtTestParallel), fun: true}
 			}
 			return true
 		})
@@ -123,52 +112,45 @@ func (ur *unitRewriter) planTests() {
 // planFuzz makes f.Fuzz(func(t *testing.T, ...) {...}) a call at a site of
 // its own, whose inputs (the seed corpus, each on a goroutine of the
 // testing package's) hold the engine in turn, as subtests do.
-func (ur *unitRewriter) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.FuncLit) {
-	name := ur.calleeName(call.Fun)
-	if f := ur.res.Func(lit); f != nil {
+func (pl *planner) planFuzz(fr *fileRewriter, call *ast.CallExpr, lit *ast.FuncLit) {
+	name := pl.res.CalleeName(call.Fun)
+	if f := pl.res.Func(lit); f != nil {
 		name = f.Name
 	}
 	caller := ""
-	if f := ur.encl[call]; f != nil {
+	if f := pl.res.Enclosing(call.Pos()); f != nil {
 		caller = f.Name
 	}
-	site := ur.addSite(fr, call.Pos(), name, caller, "call")
-	ur.actions[lit] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		body := c.Node().(*dst.FuncLit).Body
-		hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
-		hold.Decs.Before = dst.NewLine
-		body.List = append([]dst.Stmt{hold}, body.List...)
-	}
-	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		old := c.Node().(*dst.CallExpr)
-		w := rtCall(rtTestFuzz, site, old.Fun, old.Args[0])
-		*w.Decorations() = old.Decs.NodeDecs
-		c.Replace(w)
-	}
+	site := pl.addSite(fr, call.Pos(), name, caller, "call")
+	pl.edits[lit] = holdEngine()
+	pl.edits[call] = helperCall{helper: rt(rtTestFuzz), site: site, fun: true}
 }
 
 // planRun makes t.Run(name, f) a call of the subtest at a site of its own.
-func (ur *unitRewriter) planRun(fr *fileRewriter, call *ast.CallExpr) {
-	name := ur.calleeName(call.Fun)
+func (pl *planner) planRun(fr *fileRewriter, call *ast.CallExpr) {
+	name := pl.res.CalleeName(call.Fun)
 	switch f := ast.Unparen(call.Args[1]).(type) {
 	case *ast.FuncLit:
-		if lit := ur.res.Func(f); lit != nil {
+		if lit := pl.res.Func(f); lit != nil {
 			name = lit.Name
 		}
 	case *ast.Ident, *ast.SelectorExpr:
-		if fn, ok := typeutil.Callee(ur.info, &ast.CallExpr{Fun: f}).(*types.Func); ok && fn.Pkg() != nil {
-			name = ur.calleeName(f)
+		if fn, ok := typeutil.Callee(pl.info, &ast.CallExpr{Fun: f}).(*types.Func); ok && fn.Pkg() != nil {
+			name = pl.res.CalleeName(f)
 		}
 	}
 	caller := ""
-	if f := ur.encl[call]; f != nil {
+	if f := pl.res.Enclosing(call.Pos()); f != nil {
 		caller = f.Name
 	}
-	site := ur.addSite(fr, call.Pos(), name, caller, "call")
-	ur.actions[call] = func(fr *fileRewriter, c *dstutil.Cursor) {
-		old := c.Node().(*dst.CallExpr)
-		w := rtCall(rtTestRun, append([]dst.Expr{site, old.Fun}, old.Args...)...)
-		*w.Decorations() = old.Decs.NodeDecs
-		c.Replace(w)
-	}
+	site := pl.addSite(fr, call.Pos(), name, caller, "call")
+	pl.edits[call] = helperCall{helper: rt(rtTestRun), site: site, fun: true}
+}
+
+// holdEngine is the prologue of a test, benchmark, fuzz function or fuzz
+// target: defer EndTest(BeginTest()).
+func holdEngine() prologue {
+	hold := &dst.DeferStmt{Call: rtCall(rtEndTest, rtCall(rtBeginTest))}
+	hold.Decs.Before = dst.NewLine
+	return prologue{[]dst.Stmt{hold}}
 }

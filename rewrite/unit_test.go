@@ -130,8 +130,8 @@ func main() {
 }
 
 // TestSerialRecursion checks that only the self-recursive calls of
-// functions that can neither fork nor join go uninstrumented (serial.go):
-// not those of a function that spawns, not those of one that calls a
+// functions that can neither fork nor join (forkjoin.Func.Serial) go
+// uninstrumented: not those of a function that spawns, not those of one that calls a
 // function value or a function that waits, and never the outermost call.
 func TestSerialRecursion(t *testing.T) {
 	needGo(t)

@@ -30,7 +30,6 @@ var Analyzer = &analysis.Analyzer{
 }
 
 const (
-	parlibPath = "github.com/spanprof/spanprof/parlib"
 	// smallTrip is the largest constant trip count not reported: a handful
 	// of goroutines costs little in total however small each is.
 	smallTrip = 64
@@ -51,7 +50,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if s.Callee == nil {
 			continue
 		}
-		file := fileOf(pass, s.Pos)
+		file := res.File(s.Pos)
 		if file == nil || strings.HasSuffix(pass.Fset.File(s.Pos).Name(), "_test.go") {
 			continue // tests spawn to exercise concurrency, over a few cases
 		}
@@ -86,15 +85,6 @@ func spawnWord(s *forkjoin.Spawn) string {
 		return types.ExprString(s.Call.Fun)
 	}
 	return "spawn"
-}
-
-func fileOf(pass *analysis.Pass, pos token.Pos) *ast.File {
-	for _, f := range pass.Files {
-		if f.FileStart <= pos && pos < f.FileEnd {
-			return f
-		}
-	}
-	return nil
 }
 
 // enclosingLoop returns the innermost for or range statement around the
@@ -233,10 +223,8 @@ func (t *tiny) cheap(call *ast.CallExpr, depth int) bool {
 	if depth >= maxCallDepth {
 		return false
 	}
-	for _, c := range t.res.Calls {
-		if c.Node == call {
-			return t.body(c.Callee, depth+1)
-		}
+	if c := t.res.CallOf(call); c != nil {
+		return t.body(c.Callee, depth+1)
 	}
 	return false
 }
@@ -257,7 +245,7 @@ func isSlice(t types.Type) bool {
 // parlibFix replaces the loop by one spawn of parlib.For over its range,
 // when the file imports parlib and the loop has one of the supported shapes.
 func parlibFix(pass *analysis.Pass, file *ast.File, s *forkjoin.Spawn, loop ast.Stmt) []analysis.SuggestedFix {
-	pkgName := importName(file, parlibPath)
+	pkgName := importName(file, forkjoin.ParlibPath)
 	if pkgName == "" || s.Lit == nil {
 		return nil
 	}

@@ -86,5 +86,21 @@
 //     hands its function to its sibling package's panics.Catcher.Try).
 //     Other calls outside the package are assumed to return.
 //
-// time.Sleep and other finite waits do not prevent elision.
+// time.Sleep and other finite waits do not prevent elision. One call
+// outside the package is not assumed to return: a method of another
+// package's type that takes a context.Context (semaphore.(*Weighted).Acquire
+// waits for a release or a cancellation the continuation may make), called
+// by the spawned code or by what it calls or declares in the package, or
+// spawned itself. That rule is applied last, to spawns the rest finds
+// elidable, and [Spawn.Outside] marks it.
+//
+// # Other facts
+//
+// For each function the result also says whether it can neither fork nor
+// join, through everything it calls ([Func.Serial]), and whether a function
+// of another package known to start goroutines of its own
+// ((*testing.B).RunParallel, time.AfterFunc, runtime.SetFinalizer) runs it
+// ([Func.StartedBy]). [Result.FuncOf], [Result.Callee] and [Result.CallOf]
+// resolve functions, function values and calls to the package's [Func]s and
+// [Call]s; [ComparePos] orders positions in source order.
 package forkjoin

@@ -52,6 +52,13 @@ func (c *collector) elide() {
 		s.Elidable = e == nil
 		if e != nil {
 			s.Reason, s.ReasonPos = e.reason, e.at
+			continue
+		}
+		// Applied last, to a spawn the summaries find elidable, and not fed
+		// back into them: a wait on such a child is not itself a reason.
+		if o := c.spawnOutside(s); o != nil {
+			s.Elidable, s.Outside = false, o
+			s.Reason, s.ReasonPos = o.Describe(func(p token.Pos) string { return shortLine(c.fset, p) }), o.Pos
 		}
 	}
 }

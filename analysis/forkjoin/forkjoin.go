@@ -37,12 +37,15 @@ func run(pass *analysis.Pass) (any, error) {
 		res: &Result{
 			funcs:   make(map[ast.Node]*Func),
 			objects: make(map[string]*JoinObject),
+			byObj:   make(map[*types.Func]*Func),
+			litVar:  make(map[*types.Var]*ast.FuncLit),
+			calls:   make(map[*ast.CallExpr]*Call),
+			files:   pass.Files,
 			fset:    pass.Fset,
 			info:    pass.TypesInfo,
+			pkg:     pass.Pkg,
 		},
-		byObj:     make(map[*types.Func]*Func),
 		alias:     make(map[*types.Var]ast.Expr),
-		litVar:    make(map[*types.Var]*ast.FuncLit),
 		goCall:    make(map[*ast.CallExpr]bool),
 		deferStmt: make(map[*ast.CallExpr]*ast.DeferStmt),
 		taskVar:   make(map[*ast.CallExpr]ast.Expr),
@@ -55,7 +58,14 @@ func run(pass *analysis.Pass) (any, error) {
 	for _, s := range c.res.Spawns {
 		c.finishSpawn(s)
 	}
+	c.outside()
 	c.elide()
+	module := ""
+	if pass.Module != nil {
+		module = pass.Module.Path
+	}
+	c.serial(module)
+	c.startedBy(pass.Files)
 	// Source order: by file name, then offset (ComparePos).
 	byPos := func(a, b token.Pos) int { return ComparePos(pass.Fset, a, b) }
 	slices.SortStableFunc(c.res.Spawns, func(a, b *Spawn) int { return byPos(a.Pos, b.Pos) })
@@ -98,10 +108,8 @@ type collector struct {
 	pkg  *types.Package
 	res  *Result
 
-	byObj  map[*types.Func]*Func       // declared functions by object (generic origin)
-	alias  map[*types.Var]ast.Expr     // pointer variables assigned once: what they point to
-	litVar map[*types.Var]*ast.FuncLit // function variables assigned exactly one literal
-	goCall map[*ast.CallExpr]bool      // calls of go statements
+	alias  map[*types.Var]ast.Expr // pointer variables assigned once: what they point to
+	goCall map[*ast.CallExpr]bool  // calls of go statements
 	// deferStmt maps the call of each defer statement to the statement.
 	deferStmt map[*ast.CallExpr]*ast.DeferStmt
 	// taskVar maps a parlib.Spawn call to the variable its Task is stored in.
@@ -135,7 +143,7 @@ func (c *collector) collectFuncs(files []*ast.File) {
 				obj, _ := c.info.Defs[n.Name].(*types.Func)
 				f = &Func{Node: n, Obj: obj, Type: n.Type, Body: n.Body, Name: prefix + "." + declName(n)}
 				if obj != nil {
-					c.byObj[obj] = f
+					c.res.byObj[obj] = f
 					f.sig = obj.Signature()
 					f.Params = paramsOf(f.sig)
 				}
@@ -151,6 +159,7 @@ func (c *collector) collectFuncs(files []*ast.File) {
 				} else {
 					outer := stack[len(stack)-1]
 					f.Outer = outer
+					outer.Literals = append(outer.Literals, f)
 					children[outer]++
 					if outer.Outer == nil && outer.Obj != nil {
 						f.Name = outer.Name + ".func" + itoa(children[outer])
@@ -305,7 +314,7 @@ func (c *collector) collectVars(files []*ast.File) {
 		}
 		value = ast.Unparen(value)
 		if lit, ok := value.(*ast.FuncLit); ok {
-			c.litVar[v] = lit
+			c.res.litVar[v] = lit
 			continue
 		}
 		if _, ok := v.Type().Underlying().(*types.Pointer); !ok {
@@ -316,54 +325,6 @@ func (c *collector) collectVars(files []*ast.File) {
 			c.alias[v] = value
 		}
 	}
-}
-
-// funcOf returns the package's declaration of the function that e denotes
-// (a literal, a function, a method value or expression, a variable holding
-// one literal), and for a method value the receiver expression.
-func (c *collector) funcOf(e ast.Expr) (f *Func, recv ast.Expr, methodExpr bool) {
-	e = ast.Unparen(e)
-	switch x := e.(type) {
-	case *ast.IndexExpr: // an instantiation f[T]
-		e = x.X
-	case *ast.IndexListExpr:
-		e = x.X
-	}
-	switch e := ast.Unparen(e).(type) {
-	case *ast.FuncLit:
-		return c.res.funcs[e], nil, false
-	case *ast.Ident:
-		switch obj := c.info.Uses[e].(type) {
-		case *types.Func:
-			return c.byObj[obj.Origin()], nil, false
-		case *types.Var:
-			if lit := c.litVar[obj]; lit != nil {
-				return c.res.funcs[lit], nil, false
-			}
-		}
-	case *ast.SelectorExpr:
-		sel := c.info.Selections[e]
-		if sel == nil {
-			if fn, ok := c.info.Uses[e.Sel].(*types.Func); ok {
-				return c.byObj[fn.Origin()], nil, false
-			}
-			if v, ok := c.info.Uses[e.Sel].(*types.Var); ok && c.litVar[v] != nil {
-				return c.res.funcs[c.litVar[v]], nil, false
-			}
-			return nil, nil, false
-		}
-		fn, ok := sel.Obj().(*types.Func)
-		if !ok {
-			return nil, nil, false
-		}
-		switch sel.Kind() {
-		case types.MethodVal:
-			return c.byObj[fn.Origin()], e, false
-		case types.MethodExpr:
-			return c.byObj[fn.Origin()], nil, true
-		}
-	}
-	return nil, nil, false
 }
 
 // bindCall binds callee's parameters to a call's operands: recvSel is the

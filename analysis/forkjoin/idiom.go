@@ -12,7 +12,9 @@ import (
 const (
 	syncPath     = "sync"
 	errgroupPath = "golang.org/x/sync/errgroup"
-	parlibPath   = "github.com/spanprof/spanprof/parlib"
+	// ParlibPath is the import path of parlib, whose functions and methods
+	// the analyzer recognises by it and their names.
+	ParlibPath = "github.com/spanprof/spanprof/parlib"
 )
 
 // An op is what a call does in the fork/join model.
@@ -89,7 +91,7 @@ func classify(info *types.Info, call *ast.CallExpr) idiom {
 		id.op = opLock
 	case path == errgroupPath && recvType == "Group":
 		id.op = map[string]op{"Go": opErrGo, "TryGo": opErrTryGo, "Wait": opErrWait}[name]
-	case path == parlibPath && recvType != "":
+	case path == ParlibPath && recvType != "":
 		switch name {
 		case "Spawn":
 			id.op = opGroupSpawn
@@ -98,7 +100,7 @@ func classify(info *types.Info, call *ast.CallExpr) idiom {
 		case "Wait":
 			id.op = opTaskWait
 		}
-	case path == parlibPath:
+	case path == ParlibPath:
 		switch {
 		case name == "Spawn":
 			id.op = opSpawn
@@ -130,9 +132,9 @@ func objectKind(t types.Type) ObjectKind {
 		return WaitGroup
 	case path == errgroupPath && name == "Group":
 		return Errgroup
-	case path == parlibPath && name == "Group":
+	case path == ParlibPath && name == "Group":
 		return ParlibGroup
-	case path == parlibPath && name == "Task":
+	case path == ParlibPath && name == "Task":
 		return ParlibTask
 	}
 	return 0

@@ -31,8 +31,13 @@ type Result struct {
 
 	funcs   map[ast.Node]*Func
 	objects map[string]*JoinObject
+	byObj   map[*types.Func]*Func       // declared functions by object (generic origin)
+	litVar  map[*types.Var]*ast.FuncLit // function variables assigned exactly one literal
+	calls   map[*ast.CallExpr]*Call
+	files   []*ast.File
 	fset    *token.FileSet
 	info    *types.Info
+	pkg     *types.Package
 }
 
 // Func returns the Func for a *ast.FuncDecl or *ast.FuncLit of the package,
@@ -63,6 +68,27 @@ type Func struct {
 	// included, so the indexes match the call's operands.
 	Params []*types.Var
 	Outer  *Func // the function a literal appears in; nil for a declaration
+	// Literals are the function literals whose Outer is this function, in
+	// source order.
+	Literals []*Func
+
+	// Serial reports, for a declared function, that neither it nor the
+	// literals in it can fork or join: no spawn, signal or wait of their
+	// own, and every call in them is of a builtin, a conversion, a function
+	// of this package that is serial in turn, or a function outside the
+	// module being analyzed that is given no function value to call back.
+	// Calls of function values and interface methods may reach anything,
+	// so they make a function not serial. It is false for a literal, which
+	// counts in the declaration it appears in.
+	Serial bool
+	// Outside is the first call, in the function's code or in what it
+	// calls or declares in the package, of a method of another package that
+	// takes a context.Context (see [OutsideWait]); nil if none.
+	Outside *OutsideWait
+	// StartedBy is the call of a goroutine API (time.AfterFunc, ...) that
+	// runs this function, or the function that declares it, on a goroutine
+	// of its own; nil if none.
+	StartedBy *GoroutineAPICall
 
 	// Sites that appear in this function's own code, not in nested
 	// literals. Signals holds its Done and Add calls; the Return signals of
@@ -171,6 +197,10 @@ type Spawn struct {
 	Elidable  bool
 	Reason    string
 	ReasonPos token.Pos
+	// Outside is set when the spawn is not elidable only because its code
+	// calls a method of another package that takes a context.Context, or
+	// it spawns one (see [OutsideWait]); Reason then describes it.
+	Outside *OutsideWait
 
 	bind    map[types.Object]ref // Callee's parameters bound to the spawner's access paths
 	res     *Result

@@ -9,7 +9,7 @@ import (
 
 // finishSpawn resolves what a spawn spawns and which join object it signals.
 func (c *collector) finishSpawn(s *Spawn) {
-	callee, _, methodExpr := c.funcOf(s.Fun)
+	callee, _, methodExpr := c.res.funcOf(s.Fun)
 	s.Callee = callee
 	recvSel, _ := s.Fun.(*ast.SelectorExpr)
 	if methodExpr || callee == nil || callee.Obj == nil || callee.Obj.Signature().Recv() == nil {

@@ -216,7 +216,7 @@ func (c *collector) call(f *Func, fx *funcFacts, call *ast.CallExpr, stack []ast
 		fx.locks = append(fx.locks, use{r: jr, pos: call.Pos(), at: call.Pos()})
 
 	default:
-		callee, _, methodExpr := c.funcOf(call.Fun)
+		callee, _, methodExpr := c.res.funcOf(call.Fun)
 		if callee != nil {
 			recvSel, _ := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 			if methodExpr || callee.Obj == nil || callee.Obj.Signature().Recv() == nil {
@@ -227,6 +227,7 @@ func (c *collector) call(f *Func, fx *funcFacts, call *ast.CallExpr, stack []ast
 			cl := &Call{Node: call, Callee: callee, Func: f, Deferred: c.deferStmt[call] != nil, bind: bind, res: c.res}
 			f.Calls = append(f.Calls, cl)
 			c.res.Calls = append(c.res.Calls, cl)
+			c.res.calls[call] = cl
 			return
 		}
 		if why := c.unknownCall(call, id.fn); why != "" {

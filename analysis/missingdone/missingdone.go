@@ -36,7 +36,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if s.Contrib != forkjoin.ExplicitDone || s.Callee == nil || !s.Join.Exact {
 			continue
 		}
-		if !countedOnce(pass, s) {
+		if !countedOnce(res, s) {
 			continue // the WaitGroup counts something else than this goroutine
 		}
 		exit, goexit := uncoveredExit(pass.TypesInfo, s.Callee.Body, s.Signals)
@@ -141,8 +141,8 @@ func isNil(info *types.Info, e ast.Expr) bool {
 // requests done one by one, or a "ready" signal only the first of many
 // goroutines gives), and a goroutine that returns without Done is then
 // not a mistake.
-func countedOnce(pass *analysis.Pass, s *forkjoin.Spawn) bool {
-	file := fileOf(pass, s.Pos)
+func countedOnce(res *forkjoin.Result, s *forkjoin.Spawn) bool {
+	file := res.File(s.Pos)
 	if file == nil {
 		return false
 	}
@@ -164,15 +164,6 @@ func innermostLoop(file *ast.File, n ast.Node) ast.Node {
 		switch p.(type) {
 		case *ast.ForStmt, *ast.RangeStmt, *ast.FuncLit, *ast.FuncDecl:
 			return p
-		}
-	}
-	return nil
-}
-
-func fileOf(pass *analysis.Pass, pos token.Pos) *ast.File {
-	for _, f := range pass.Files {
-		if f.FileStart <= pos && pos < f.FileEnd {
-			return f
 		}
 	}
 	return nil

@@ -1,0 +1,107 @@
+package forkjoin_test
+
+import (
+	"go/token"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/spanprof/spanprof/analysis/forkjoin"
+)
+
+// TestFacts checks the per-function facts: Serial, Outside (and the spawns
+// it makes not elidable) and StartedBy.
+func TestFacts(t *testing.T) {
+	results := analysistest.Run(t, analysistest.TestData(), forkjoin.Analyzer, "facts")
+	if len(results) != 1 {
+		t.Fatalf("got %d results, want 1", len(results))
+	}
+	r := results[0].Result.(*forkjoin.Result)
+	fset := results[0].Pass.Fset
+	byName := make(map[string]*forkjoin.Func)
+	for _, f := range r.Funcs {
+		byName[strings.TrimPrefix(f.Name, "facts.")] = f
+	}
+	fn := func(name string) *forkjoin.Func {
+		t.Helper()
+		f := byName[name]
+		if f == nil {
+			t.Fatalf("no function %s", name)
+		}
+		return f
+	}
+
+	for name, want := range map[string]bool{
+		"acquire": true, "sum": true, "tick": true, "release": true,
+		"forks": false, "callsForks": false, "callsValue": false, "spawns": false,
+		"viaLit.func1": false, // a literal counts in its declaration
+	} {
+		if got := fn(name).Serial; got != want {
+			t.Errorf("%s.Serial = %v, want %v", name, got, want)
+		}
+	}
+
+	line := func(p token.Pos) string { return "L" + itoa(fset.Position(p).Line) }
+	for name, want := range map[string]string{
+		"acquire":      "calls example.com/sem.(*Weighted).Acquire, which takes a context and may wait for the continuation, at L13",
+		"viaCall":      "calls facts.acquire, which calls example.com/sem.(*Weighted).Acquire, which takes a context and may wait for the continuation, at L13",
+		"viaLit":       "calls facts.viaLit.func1, which calls facts.acquire, which calls example.com/sem.(*Weighted).Acquire, which takes a context and may wait for the continuation, at L13",
+		"spawns.func1": "calls facts.viaCall, which calls facts.acquire, which calls example.com/sem.(*Weighted).Acquire, which takes a context and may wait for the continuation, at L13",
+		"release":      "",
+		"spawns.func2": "",
+	} {
+		got := ""
+		if o := fn(name).Outside; o != nil {
+			got = o.Describe(line)
+		}
+		if got != want {
+			t.Errorf("%s.Outside: %q, want %q", name, got, want)
+		}
+	}
+
+	var elidable []bool
+	var outside []string
+	for _, s := range fn("spawns").Spawns {
+		elidable = append(elidable, s.Elidable)
+		o := ""
+		if s.Outside != nil {
+			o = s.Outside.Describe(line)
+		}
+		outside = append(outside, o)
+	}
+	wantOutside := []string{
+		"calls facts.viaCall, which calls facts.acquire, which calls example.com/sem.(*Weighted).Acquire, which takes a context and may wait for the continuation, at L13",
+		"",
+		"spawns example.com/sem.(*Weighted).Acquire, which takes a context and may wait for the continuation",
+	}
+	if len(elidable) != 3 || elidable[0] || !elidable[1] || elidable[2] || strings.Join(outside, "|") != strings.Join(wantOutside, "|") {
+		t.Errorf("spawns of spawns: elidable %v, outside %q; want [false true false], %q", elidable, outside, wantOutside)
+	}
+
+	for name, want := range map[string]string{
+		"timers.func1":   "AfterFunc",
+		"timers.func1.1": "AfterFunc",
+		"tick":           "AfterFunc",
+		"timers":         "",
+		"sum":            "",
+	} {
+		got := ""
+		if by := fn(name).StartedBy; by != nil {
+			got = by.API.Name()
+		}
+		if got != want {
+			t.Errorf("%s.StartedBy: %q, want %q", name, got, want)
+		}
+	}
+	if f := fn("tick"); r.FuncOf(f.Obj) != f || r.Enclosing(f.Body.Pos()) != f {
+		t.Errorf("FuncOf or Enclosing does not find tick")
+	}
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}

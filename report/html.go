@@ -59,7 +59,8 @@ type keyNumber struct {
 // htmlRow is a row of the site table, with the values its columns sort by.
 type htmlRow struct {
 	Root           bool
-	Place, URL     string
+	Place          string
+	URL            template.URL
 	Func, Kind     string
 	SpanPct        string // as printed
 	SpanV, SpanBar float64

@@ -3,7 +3,9 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"html/template"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,8 +33,8 @@ type icicleBox struct {
 	Label      string // "" when the box is too narrow for one
 	Title      string // the tooltip, always
 	Fill       string
-	URL        string // the site's source, "" for the root
-	Site       int    // index in Profile.Sites, -1 for the root
+	URL        template.URL // the site's source, "" for the root
+	Site       int          // index in Profile.Sites, -1 for the root
 	Share      float64
 }
 
@@ -174,7 +176,12 @@ func round2(x float64) float64 { return math.Round(x*100) / 100 }
 // file relative to the module root, and "#L<line>". With no prefix, a file
 // given as an absolute path is a file:// URL and a relative one is relative
 // to the page.
-func sourceLink(prefix string, s spanprofile.Site) string {
+//
+// html/template lets only http, https and mailto URLs into links; the
+// report's also come from the command line, where file:// is the default,
+// so they are checked here and marked safe. A URL of any other scheme
+// (javascript:) or none that parses makes no link.
+func sourceLink(prefix string, s spanprofile.Site) template.URL {
 	if s.File == "" {
 		return ""
 	}
@@ -185,11 +192,23 @@ func sourceLink(prefix string, s spanprofile.Site) string {
 	if prefix != "" && !strings.HasSuffix(prefix, "/") && !strings.HasPrefix(file, "/") {
 		prefix += "/"
 	}
-	u := prefix + file
+	segs := strings.Split(file, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	u := prefix + strings.Join(segs, "/")
 	if s.Line > 0 {
 		u += "#L" + strconv.Itoa(s.Line)
 	}
-	return u
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	switch strings.ToLower(parsed.Scheme) {
+	case "", "file", "http", "https":
+		return template.URL(u)
+	}
+	return ""
 }
 
 // Speedup chart geometry.

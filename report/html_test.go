@@ -208,3 +208,31 @@ func TestHTMLEmpty(t *testing.T) {
 		t.Errorf("the page of an empty profile:\n%s", page)
 	}
 }
+
+// TestHTMLNarrowBoxes: a box of the icicle chart too narrow for a label
+// has none, but keeps its tooltip; the labels of wider ones shorten to fit.
+func TestHTMLNarrowBoxes(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	// fib from main: 0.5% of the span, 6 of the chart's 1,200 units.
+	for i, c := range p.Contexts {
+		if len(c.Stack) == 1 && p.Sites[c.Stack[0]].Func == "main.fib" {
+			extra := p.Span / 200
+			p.Contexts[i].OnSpan.Local.Span += extra
+			p.Span += extra
+		}
+	}
+	icicle := section(t, string(render(t, "html", p, report.Options{Procs: procs})), "svg", "icicle")
+	box := regexp.MustCompile(`<title>main.fib \(main.go:33, call\)\n[^<]*</title><rect [^>]*width="([0-9.]+)"[^>]*/>(<text)?`).FindStringSubmatch(icicle)
+	if box == nil {
+		t.Fatalf("no box with a tooltip for main.fib at main.go:33:\n%s", icicle)
+	}
+	if w, _ := strconv.ParseFloat(box[1], 64); w < 5 || w > 7 || box[2] != "" {
+		t.Errorf("main.fib's box: width %s, label %v; want about 6 units wide, no label", box[1], box[2] != "")
+	}
+	// The first partition, 8.7% of the span (104 units): its function, not
+	// its place.
+	if !regexp.MustCompile(`<text [^>]*>main.partition( 8\.[0-9]%)?</text>`).MatchString(icicle) {
+		t.Errorf("the first partition's box lacks its shortened label:\n%s", icicle)
+	}
+}

@@ -235,4 +235,10 @@ func TestHTMLNarrowBoxes(t *testing.T) {
 	if !regexp.MustCompile(`<text [^>]*>main.partition( 8\.[0-9]%)?</text>`).MatchString(icicle) {
 		t.Errorf("the first partition's box lacks its shortened label:\n%s", icicle)
 	}
+	// A name too long for the box keeps its end.
+	p.Sites[1].Func = "corp/sorting.(*sorter).partition"
+	icicle = section(t, string(render(t, "html", p, report.Options{Procs: procs})), "svg", "icicle")
+	if !strings.Contains(icicle, ">…er).partition</text>") {
+		t.Errorf("the first partition's box lacks the end of its long name:\n%s", icicle)
+	}
 }

@@ -157,6 +157,11 @@ func icicleBoxOf(p *spanprofile.Profile, n *icicleNode, total int64, x, y, w flo
 			break
 		}
 	}
+	// Else the end of the function's name, which tells methods and
+	// closures apart, if enough of it fits to mean something.
+	if n := int((w - 6) / icicleCharW); b.Label == "" && n >= 5 {
+		b.Label = keepEnd(site.Func, n)
+	}
 	return b
 }
 

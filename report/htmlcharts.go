@@ -150,7 +150,11 @@ func icicleBoxOf(p *spanprofile.Profile, n *icicleNode, total int64, x, y, w flo
 	if site.File != "" {
 		candidates = append(candidates, site.Func+" "+siteName(site)+" "+pct)
 	}
-	candidates = append(candidates, site.Func+" "+pct, site.Func)
+	short := site.Func[strings.LastIndex(site.Func, "/")+1:]
+	if _, name, ok := strings.Cut(short, "."); ok && name != "" {
+		short = name // the package's name goes first: partition, (*T).m
+	}
+	candidates = append(candidates, site.Func+" "+pct, site.Func, short)
 	for _, l := range candidates {
 		if float64(len([]rune(l)))*icicleCharW+6 <= w {
 			b.Label = l
@@ -160,7 +164,7 @@ func icicleBoxOf(p *spanprofile.Profile, n *icicleNode, total int64, x, y, w flo
 	// Else the end of the function's name, which tells methods and
 	// closures apart, if enough of it fits to mean something.
 	if n := int((w - 6) / icicleCharW); b.Label == "" && n >= 5 {
-		b.Label = keepEnd(site.Func, n)
+		b.Label = keepEnd(short, n)
 	}
 	return b
 }

@@ -34,8 +34,6 @@ type icicleBox struct {
 	Title      string // the tooltip, always
 	Fill       string
 	URL        template.URL // the site's source, "" for the root
-	Site       int          // index in Profile.Sites, -1 for the root
-	Share      float64
 }
 
 // TextX and TextY place a box's label.
@@ -132,12 +130,11 @@ func icicleBoxOf(p *spanprofile.Profile, n *icicleNode, total int64, x, y, w flo
 	share := float64(n.span) / float64(total)
 	pct := strconv.FormatFloat(100*share, 'f', 1, 64) + "%"
 	where := sitePlace(site)
-	if site.File == "" {
-		where = "the program outside every site"
+	if n.site < 0 {
+		where = "the whole run; its own time is outside every site"
 	}
 	b := icicleBox{
 		X: round2(x), Y: y, W: round2(w), H: icicleRow - 1,
-		Site: n.site, Share: share,
 		Fill: heat(float64(n.self) / float64(total)),
 		Title: fmt.Sprintf("%s (%s, %s)\n%s of the span with its callees: %s\nits own time: %s, %s",
 			site.Func, where, orDash(string(site.Kind)), pct, quantity(n.span, p.Unit),
@@ -222,13 +219,13 @@ func sourceLink(prefix string, s spanprofile.Site) template.URL {
 
 // Speedup chart geometry.
 const (
-	chartW, chartH                     = 560, 330
-	chartLeft, chartRight              = 48, 16
-	chartTop, chartBottom              = 14, 44
-	plotW                              = chartW - chartLeft - chartRight
-	plotH                              = chartH - chartTop - chartBottom
-	linearSamples                      = 64
-	chartMinProcs, chartMinSpeedupAxis = 1, 2
+	chartW, chartH        = 560, 330
+	chartLeft, chartRight = 48, 16
+	chartTop, chartBottom = 14, 44
+	plotW                 = chartW - chartLeft - chartRight
+	plotH                 = chartH - chartTop - chartBottom
+	linearSamples         = 64 // segments of the linear speedup's curve
+	minSpeedupAxis        = 2  // the speedup axis goes at least this high
 )
 
 // speedupChart is the speedup estimate as a picture: the lower and upper
@@ -265,7 +262,7 @@ func speedup(p *spanprofile.Profile, bounds []spanprofile.Bound) *speedupChart {
 	}
 	// One processor runs the work in the serial time: the bounds start
 	// there.
-	procs := []int{chartMinProcs}
+	procs := []int{1}
 	for _, b := range bounds {
 		if b.Procs > procs[len(procs)-1] {
 			procs = append(procs, b.Procs)
@@ -276,7 +273,7 @@ func speedup(p *spanprofile.Profile, bounds []spanprofile.Bound) *speedupChart {
 	}
 	pts := p.SpeedupEstimate(procs)
 	maxP := float64(procs[len(procs)-1])
-	top := chartMinSpeedupAxis * 1.0
+	top := float64(minSpeedupAxis)
 	for _, b := range pts {
 		top = max(top, b.Upper*1.15)
 	}

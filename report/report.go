@@ -36,6 +36,13 @@ type Options struct {
 	// (work and span on work, on span and local), 150 columns or more;
 	// otherwise it shows each site's shares and fits 100 columns.
 	Wide bool
+	// SourceURL is the prefix of the HTML report's links to the sites'
+	// source lines: the site's file, relative to the module root, and
+	// "#L<line>" are appended to it, as in
+	// "https://github.com/org/repo/blob/main/" or "file:///home/me/repo/".
+	// With none, the links are relative to the page (file:// URLs for
+	// files recorded with absolute paths).
+	SourceURL string
 }
 
 // DefaultSort is the sort key of the Cilkprof paper's first question: where

@@ -45,6 +45,10 @@ import (
 // because it starts with '#' (`go tool pprof -comments` shows it). Read
 // trusts only the JSON.
 
+// MappingFile names the profile's one mapping: pprof shows it as the
+// profile's file ("File: spanprof") and titles its web UI with it.
+const MappingFile = "spanprof"
+
 // Sample type names beyond work and span, in the order of the sample values.
 var measurementTypes = func() []string {
 	var names []string
@@ -154,11 +158,16 @@ func (p *Profile) Pprof() (*profile.Profile, error) {
 	pp := &profile.Profile{
 		SampleType:        p.sampleTypes(),
 		DefaultSampleType: "span",
-		TimeNanos:         p.TimeNanos,
-		DurationNanos:     p.DurationNanos,
-		Comments:          p.comments(),
+		// pprof prints the period type beside the sample types; the span
+		// is the quantity the profile is of.
+		PeriodType:    &profile.ValueType{Type: "span", Unit: p.sampleUnit()},
+		TimeNanos:     p.TimeNanos,
+		DurationNanos: p.DurationNanos,
+		Comments:      p.comments(),
 	}
-	mapping := &profile.Mapping{ID: 1, HasFunctions: true}
+	// pprof's web UI titles a profile with its first mapping's file and
+	// the sample type; without a file it reads "unknown span".
+	mapping := &profile.Mapping{ID: 1, File: MappingFile, HasFunctions: true}
 	pp.Mapping = []*profile.Mapping{mapping}
 
 	type funcKey struct{ name, file string }

@@ -106,6 +106,11 @@ func TestPprof(t *testing.T) {
 	if pp.SampleType[0].Type != "work" || pp.SampleType[1].Type != "span" || pp.DefaultSampleType != "span" {
 		t.Errorf("sample types %v, default %q; want work, span first and span the default", pp.SampleType, pp.DefaultSampleType)
 	}
+	// pprof's web UI titles the profile "<mapping file> <sample type>":
+	// "spanprof span", not "unknown span".
+	if len(pp.Mapping) != 1 || pp.Mapping[0].File != spanprofile.MappingFile || pp.PeriodType == nil || pp.PeriodType.Type != "span" || pp.PeriodType.Unit != "nanoseconds" {
+		t.Errorf("mappings %v, period type %v; want one mapping of file %q and period type span/nanoseconds", pp.Mapping, pp.PeriodType, spanprofile.MappingFile)
+	}
 	// The totals of the flame-graph values are the run's work and span.
 	var work, span int64
 	for _, s := range pp.Sample {

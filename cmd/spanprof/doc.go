@@ -212,7 +212,7 @@
 //
 // Usage:
 //
-//	spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] FILE
+//	spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] [-source-url URL] FILE
 //
 // Report prints the span profile FILE, written by "spanprof run" or
 // "spanprof test" (a gzipped pprof protobuf; "go tool pprof FILE" reads it too).
@@ -234,7 +234,11 @@
 //
 // The csv format has one row per site with every value; json follows a fixed
 // schema, to which fields may be added but in which none changes (the
-// spanprof repository's docs/json-report.md); html is a self-contained page.
+// spanprof repository's docs/json-report.md); html is a self-contained page
+// (nothing fetched, a small script to sort its table) that opens with the
+// verdict and the key numbers, draws the critical path as an icicle chart of
+// the calling contexts and the speedup bounds as a chart, and links each site
+// to its source line.
 //
 // The flags are:
 //
@@ -259,6 +263,12 @@
 //	-wide
 //		the text format's table of sites with every time, not the shares
 //		(150 columns or more).
+//	-source-url url
+//		the prefix of the html format's links to the sites' source lines,
+//		to which each site's file (relative to the module root) and
+//		#L<line> are appended, as in https://github.com/ORG/REPO/blob/main/.
+//		The default is the file:// URL of the current directory, which
+//		suits a report made in the profiled module's root.
 //
 // Exit status: 0 on success, 2 on a usage error or a FILE that cannot be read.
 //

@@ -52,7 +52,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"frob"}, exitUsage, "", `spanprof: unknown command "frob" (commands: ` + strings.Join(names, ", ") + ")"},
 		{[]string{"help", "frob"}, exitUsage, "", `spanprof: unknown help topic "frob"`},
 		{[]string{"help", "report", "run"}, exitUsage, "", "spanprof: help takes at most one command"},
-		{[]string{"help", "report"}, exitOK, "usage: spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] FILE", ""},
+		{[]string{"help", "report"}, exitOK, "usage: spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] [-source-url URL] FILE", ""},
 		{[]string{"help", "help"}, exitOK, "usage: spanprof help [COMMAND]", ""},
 	} {
 		code, stdout, stderr := spanprof(tc.args...)
@@ -91,8 +91,12 @@ func TestReport(t *testing.T) {
 		{[]string{"-wide", "-sort", "work"}, report.Options{Wide: true, Sort: "work"}, "text"},
 		{[]string{"-format=csv", "-top=2"}, report.Options{Top: 2}, "csv"},
 		{[]string{"-format", "json", "-sort", "work"}, report.Options{Sort: "work"}, "json"},
-		{[]string{"-format", "html", "-sort", "site", "-top", "1"}, report.Options{Sort: "site", Top: 1}, "html"},
+		{[]string{"-format", "html", "-sort", "site", "-top", "1"}, report.Options{Sort: "site", Top: 1, SourceURL: dirURL()}, "html"},
+		{[]string{"-format", "html", "-source-url", "https://git.invalid/org/repo/blob/main/"}, report.Options{SourceURL: "https://git.invalid/org/repo/blob/main/"}, "html"},
 	} {
+		if tc.fmt == "html" && !strings.HasPrefix(tc.opts.SourceURL, "file:///") && !strings.HasPrefix(tc.opts.SourceURL, "https:") {
+			t.Errorf("the default -source-url %q is not a file:// URL", tc.opts.SourceURL)
+		}
 		args := append(append([]string{"report"}, tc.args...), file)
 		code, stdout, stderr := spanprof(args...)
 		var want bytes.Buffer

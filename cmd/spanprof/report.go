@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,7 +17,7 @@ import (
 
 var cmdReport = &command{
 	name:  "report",
-	usage: "spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] FILE",
+	usage: "spanprof report [-format text|csv|json|html] [-sort KEY] [-top N] [-wide] [-source-url URL] FILE",
 	short: "print a span profile: summary, speedup estimate, sites",
 	run:   runReport,
 }
@@ -45,7 +48,11 @@ outside every site. Sites that never ran are not listed.
 
 The csv format has one row per site with every value; json follows a fixed
 schema, to which fields may be added but in which none changes (the
-spanprof repository's docs/json-report.md); html is a self-contained page.
+spanprof repository's docs/json-report.md); html is a self-contained page
+(nothing fetched, a small script to sort its table) that opens with the
+verdict and the key numbers, draws the critical path as an icicle chart of
+the calling contexts and the speedup bounds as a chart, and links each site
+to its source line.
 
 The flags are:
 
@@ -59,6 +66,12 @@ The flags are:
 	-wide
 		the text format's table of sites with every time, not the shares
 		(150 columns or more).
+	-source-url url
+		the prefix of the html format's links to the sites' source lines,
+		to which each site's file (relative to the module root) and
+		#L<line> are appended, as in https://github.com/ORG/REPO/blob/main/.
+		The default is the file:// URL of the current directory, which
+		suits a report made in the profiled module's root.
 
 Exit status: 0 on success, 2 on a usage error or a FILE that cannot be read.
 `
@@ -81,6 +94,7 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 	sortKey := fs.String("sort", report.DefaultSort, "sort the sites by `key`: "+strings.Join(report.SortKeyNames(), ", "))
 	top := fs.Int("top", 0, "show only the first `n` sites (0: all)")
 	wide := fs.Bool("wide", false, "the text format's table of sites with every time")
+	sourceURL := fs.String("source-url", "", "the prefix of the html format's links to source lines (default: the file:// URL of the current directory)")
 	if err := parseFlags(c, fs, args); err != nil {
 		return finish(stdout, stderr, err)
 	}
@@ -100,6 +114,10 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 		return usage("-top %d: want 0 (all) or more", *top)
 	}
 
+	if *sourceURL == "" {
+		*sourceURL = dirURL()
+	}
+
 	p, err := spanprofile.ReadFile(fs.Arg(0))
 	if err != nil {
 		errorf(stderr, "%v", err)
@@ -107,7 +125,7 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	// Render first so that a failure leaves no half report on stdout.
 	var buf bytes.Buffer
-	if err := report.Write(&buf, *format, p, report.Options{Sort: *sortKey, Top: *top, Wide: *wide}); err != nil {
+	if err := report.Write(&buf, *format, p, report.Options{Sort: *sortKey, Top: *top, Wide: *wide, SourceURL: *sourceURL}); err != nil {
 		errorf(stderr, "report %s: %v", fs.Arg(0), err)
 		return exitUsage
 	}
@@ -116,4 +134,18 @@ func runReport(c *command, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// dirURL returns the file:// URL of the current directory, with a final
+// slash, or "" (links relative to the page) when it is unknown.
+func dirURL() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	dir = filepath.ToSlash(dir)
+	if !strings.HasPrefix(dir, "/") {
+		dir = "/" + dir // C:/src: file:///C:/src
+	}
+	return (&url.URL{Scheme: "file", Path: strings.TrimSuffix(dir, "/") + "/"}).String()
 }

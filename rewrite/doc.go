@@ -39,6 +39,7 @@
 //	wg.Wait()                         _spanprof_shadow.WaitGroupWait(&wg)
 //	g.Go(f), g.TryGo(f)  (errgroup)   _spanprof_shadow.GroupGo(S, g, f), _spanprof_shadow.GroupTryGo(S, g, f)
 //	g.Wait()  (errgroup)              _spanprof_shadow.GroupWait(g)
+//	g.SetLimit(n)  (errgroup)         _spanprof_shadow.GroupSetLimit(g, n)
 //	grp.Spawn(f), grp.Sync()          _spanprof_shadow.ParlibGroupSpawn(S, &grp, f), _spanprof_shadow.ParlibGroupSync(&grp)
 //	t := parlib.Spawn(f); t.Wait()    t := _spanprof_shadow.ParlibSpawn(S, parlib.Spawn, f); _spanprof_shadow.ParlibTaskWait(t)
 //	parlib.Do(f, g)                   _spanprof_shadow.ParlibDo(S, parlib.Do, f, g)   (f at S, g at S+1)

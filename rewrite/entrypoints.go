@@ -35,6 +35,7 @@ const (
 	rtGroupGo          = "GroupGo"          // errgroup's g.Go(f)
 	rtGroupTryGo       = "GroupTryGo"       // errgroup's g.TryGo(f)
 	rtGroupWait        = "GroupWait"        // errgroup's g.Wait()
+	rtGroupSetLimit    = "GroupSetLimit"    // errgroup's g.SetLimit(n)
 	rtParlibGroupSpawn = "ParlibGroupSpawn" // parlib's g.Spawn(f)
 	rtParlibGroupSync  = "ParlibGroupSync"  // parlib's g.Sync()
 	rtParlibSpawn      = "ParlibSpawn"      // parlib.Spawn(f)
@@ -87,6 +88,7 @@ var entryPoints = map[string]string{
 	rtGroupGo:          "func[G any, PG ErrGroup[G]](SiteID, PG, func() error)",
 	rtGroupTryGo:       "func[G any, PG ErrGroup[G]](SiteID, PG, func() error) bool",
 	rtGroupWait:        "func[G any, PG ErrGroup[G]](PG) error",
+	rtGroupSetLimit:    "func[G any, PG LimitGroup[G]](PG, int)",
 	rtParlibGroupSpawn: "func[G any, PG ParlibGroup[G]](SiteID, PG, func())",
 	rtParlibGroupSync:  "func[G any, PG ParlibGroup[G]](PG)",
 	rtParlibSpawn:      "func[T any](SiteID, func(func() T) *parlib.Task[T], func() T) *parlib.Task[T]",

@@ -60,6 +60,7 @@ func (pl *planner) planUnit() *plan {
 	for _, w := range pl.res.Waits {
 		pl.planWait(w)
 	}
+	pl.planLimits()
 	pl.planProgram()
 	pl.planTests()
 	return pl.plan
@@ -186,6 +187,19 @@ func (pl *planner) planWait(w *forkjoin.Wait) {
 	}[w.Kind]
 	pl.stats.Waits++
 	pl.edits[w.Node] = helperCall{helper: rt(helper), recv: pl.receiverOf(w.Node)}
+}
+
+// planLimits plans errgroup's SetLimit calls: the runtime models a group's
+// limit in serial mode (shadow/limit.go), which runs its children inline,
+// where the limit would never bind. A call on a goroutine that a library
+// starts is left alone, as the group's waits there are.
+func (pl *planner) planLimits() {
+	for _, l := range pl.res.Limits {
+		if pl.fileOf(l.Pos) == nil || l.Func != nil && l.Func.StartedBy != nil || !pl.isMethodCall(l.Node) {
+			continue
+		}
+		pl.edits[l.Node] = helperCall{helper: rt(rtGroupSetLimit), recv: pl.receiverOf(l.Node)}
+	}
 }
 
 // planProgram plans what is not a fork/join site: the start and end of the

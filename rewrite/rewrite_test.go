@@ -314,7 +314,7 @@ func TestGoldenStats(t *testing.T) {
 // the methods whose calls become calls of the runtime, and TestMain.
 var replacedNames = map[string]bool{
 	"Go": true, "TryGo": true, "Done": true, "Add": true, "Wait": true, "Spawn": true, "Sync": true,
-	"Do": true, "For": true, "ForRange": true, "ForEach": true, "TestMain": true,
+	"Do": true, "For": true, "ForRange": true, "ForEach": true, "TestMain": true, "SetLimit": true,
 }
 
 // identLines returns, for each identifier of src, the lines where it

@@ -19,12 +19,18 @@ type ErrGroup[G any] interface {
 // scheduling goroutines the program, run serially, does not have (and the
 // first subtree for creating them, the later ones only for reusing them).
 // While f runs inline no other child of the group is running, so a limit
-// set with SetLimit is never reached.
+// set with SetLimit is never reached; serial mode models it instead
+// (limit.go).
 //
 //go:noinline
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 	gid, d := gdepth()
 	d |= depthOff
+	if e := current; e != nil && e.hasLimits.Load() {
+		if e := begin(gid, site); e != nil {
+			e.slotAt(unsafe.Pointer(g), d)
+		}
+	}
 	c := spawnChild(gid, d, site)
 	switch {
 	case c.inline():

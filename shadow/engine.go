@@ -181,6 +181,11 @@ type engine struct {
 	pp    profPool
 	rp    recordPool
 	joins joinTable
+	// limits are the errgroup limits set with SetLimit, by group (limit.go);
+	// hasLimits says there are any, for goroutines that must not read the
+	// map.
+	limits    map[unsafe.Pointer]int
+	hasLimits atomic.Bool
 
 	// owner is the goroutine whose events the engine takes (gate.go), 0
 	// while no one holds it (between tests); home is the goroutine that
@@ -673,24 +678,33 @@ func (e *engine) waitAt(obj unsafe.Pointer, d uintptr) {
 }
 
 func (e *engine) wait(obj unsafe.Pointer) {
-	st := e.cur
 	e.syncs++
 	acc, ok := e.joins.take(obj)
 	if !ok {
 		return
 	}
+	for _, v := range acc.lanes {
+		e.longest(&acc, v)
+	}
+	e.follow(value{t: acc.t, tb: acc.tb, path: acc.path, chain: acc.chain})
+}
+
+// follow makes the current task go on from the longer of its own path and
+// v's, which it consumes: a wait's, or a slot's of a limited group.
+func (e *engine) follow(v value) {
+	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
-	if acc.tb > tk.tb {
-		tk.tb = acc.tb
+	if v.tb > tk.tb {
+		tk.tb = v.tb
 	}
-	if acc.t > tk.t {
-		tk.t = acc.t
-		e.pp.assign(&tk.path, &acc.path)
-		e.adopt(&st.frames[len(st.frames)-1], acc.chain)
+	if v.t > tk.t {
+		tk.t = v.t
+		e.pp.assign(&tk.path, &v.path)
+		e.adopt(&st.frames[len(st.frames)-1], v.chain)
 	} else {
-		e.pp.init(&acc.path)
+		e.pp.init(&v.path)
 	}
-	e.rp.release(acc.chain)
+	e.rp.release(v.chain)
 }
 
 // join is a wait on obj that is no sync of the program's: the implicit
@@ -703,6 +717,15 @@ func (e *engine) join(obj unsafe.Pointer) {
 
 func (e *engine) contribute(obj unsafe.Pointer, v value) {
 	acc := e.joins.get(obj)
+	if e.hasLimits.Load() && e.limits[obj] > 0 {
+		acc.lanes = append(acc.lanes, v)
+		return
+	}
+	e.longest(acc, v)
+}
+
+// longest keeps in acc the longer of its path and v's, and drops the other.
+func (e *engine) longest(acc *joinAcc, v value) {
 	if v.tb > acc.tb {
 		acc.tb = v.tb
 	}

@@ -10,6 +10,9 @@ type joinAcc struct {
 	t, tb int64
 	path  prof
 	chain *record
+	// lanes are the ends of the children of a group with a limit since
+	// its last wait, one per slot (limit.go).
+	lanes []value
 }
 
 // joinTable maps join objects, by address, to accumulators: open addressing

@@ -105,3 +105,28 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
 }
+
+// TestLimits: every errgroup SetLimit call is a Limit, with its group and
+// its constant limit where it has one.
+func TestLimits(t *testing.T) {
+	results := analysistest.Run(t, analysistest.TestData(), forkjoin.Analyzer, "limits")
+	r := results[0].Result.(*forkjoin.Result)
+	if len(r.Limits) != 2 {
+		t.Fatalf("%d limits, want 2", len(r.Limits))
+	}
+	a, b := r.Limits[0], r.Limits[1]
+	if !a.NKnown || a.N != 2 || b.NKnown {
+		t.Errorf("limits %d (known %v) and %d (known %v), want 2 and unknown", a.N, a.NKnown, b.N, b.NKnown)
+	}
+	if a.Join == nil || a.Join == b.Join || a.Func == nil || a.Func.Name != "limits.limited" {
+		t.Errorf("limits' groups %v, %v, function %v: want two groups of limits.limited", a.Join, b.Join, a.Func)
+	}
+	// The limited group is the one its spawns and wait use.
+	var spawnJoin *forkjoin.JoinObject
+	for _, s := range r.Spawns {
+		spawnJoin = s.Join
+	}
+	if spawnJoin != a.Join {
+		t.Errorf("the limit's group %v is not its spawns' %v", a.Join, spawnJoin)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	opErrGo         // (*errgroup.Group).Go
 	opErrTryGo      // (*errgroup.Group).TryGo
 	opErrWait       // (*errgroup.Group).Wait
+	opErrLimit      // (*errgroup.Group).SetLimit
 	opGroupSpawn    // (*parlib.Group).Spawn
 	opGroupSync     // (*parlib.Group).Sync
 	opTaskWait      // (*parlib.Task).Wait
@@ -90,7 +91,7 @@ func classify(info *types.Info, call *ast.CallExpr) idiom {
 	case path == syncPath && (recvType == "Mutex" || recvType == "RWMutex" || recvType == "Locker") && (name == "Lock" || name == "RLock"):
 		id.op = opLock
 	case path == errgroupPath && recvType == "Group":
-		id.op = map[string]op{"Go": opErrGo, "TryGo": opErrTryGo, "Wait": opErrWait}[name]
+		id.op = map[string]op{"Go": opErrGo, "TryGo": opErrTryGo, "Wait": opErrWait, "SetLimit": opErrLimit}[name]
 	case path == ParlibPath && recvType != "":
 		switch name {
 		case "Spawn":

@@ -22,6 +22,9 @@ type Result struct {
 	Spawns  []*Spawn
 	Signals []*Signal
 	Waits   []*Wait
+	// Limits lists every errgroup SetLimit call: how many of a group's
+	// children may run at once, which bounds its parallelism.
+	Limits []*Limit
 	// Calls lists the static calls of functions in Funcs (not spawns): the
 	// calls a profiler instruments.
 	Calls []*Call
@@ -297,6 +300,19 @@ type Wait struct {
 	Func *Func
 	// Spawns are the spawns of a ParlibImplicit wait's own call.
 	Spawns []*Spawn
+}
+
+// A Limit is a call of (*errgroup.Group).SetLimit: at most N of the
+// group's children run at once, and its Go blocks until one returns.
+type Limit struct {
+	Node *ast.CallExpr
+	Pos  token.Pos
+	Recv ast.Expr // the receiver expression
+	Join *JoinObject
+	Func *Func
+	// N is the limit where it is a constant; NKnown says so.
+	N      int64
+	NKnown bool
 }
 
 // A Call is a static call of a function declared in the package.

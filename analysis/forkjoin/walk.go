@@ -168,6 +168,15 @@ func (c *collector) call(f *Func, fx *funcFacts, call *ast.CallExpr, stack []ast
 		c.res.Waits = append(c.res.Waits, w)
 		fx.waits = append(fx.waits, use{r: jr, pos: call.Pos(), at: call.Pos()})
 
+	case opErrLimit:
+		l := &Limit{Node: call, Pos: call.Pos(), Recv: id.recv, Func: f, Join: c.object(jr, jk, id.recv)}
+		if len(id.args) == 1 {
+			if tv := c.info.Types[id.args[0]]; tv.Value != nil {
+				l.N, l.NKnown = constant.Int64Val(constant.ToInt(tv.Value))
+			}
+		}
+		c.res.Limits = append(c.res.Limits, l)
+
 	case opGo, opErrGo, opErrTryGo, opGroupSpawn, opSpawn:
 		if len(id.args) != 1 {
 			return

@@ -1028,3 +1028,65 @@ func TestTestPerThreadMeasures(t *testing.T) {
 		}
 	}
 }
+
+// limitedMain runs eight equal tasks in an errgroup that lets two run at
+// once, then eight under a limit of one.
+const limitedMain = `package main
+
+import (
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+)
+
+func burn(n int) int {
+	x := 0
+	for i := range n {
+		x += i ^ (x >> 3)
+	}
+	return x
+}
+
+func fan(limit int) int {
+	var g errgroup.Group
+	g.SetLimit(limit)
+	counts := make([]int, 8)
+	for i := range counts {
+		g.Go(func() error {
+			counts[i] = burn(5_000_000)
+			return nil
+		})
+	}
+	g.Wait()
+	return counts[0]
+}
+
+func main() { fmt.Println(fan(LIMIT)) }
+`
+
+// TestRunGroupLimit (issue 15): an errgroup's SetLimit bounds its
+// parallelism, and serial mode, which runs the tasks one after another,
+// models it: eight equal tasks read a parallelism of 2 under SetLimit(2)
+// (5.4 to 7.8 before) and 1 under SetLimit(1) (3.9 before).
+func TestRunGroupLimit(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	for _, c := range []struct {
+		limit string
+		par   float64
+	}{{"2", 2}, {"1", 1}} {
+		dir := module(t, map[string]string{"main.go": strings.Replace(limitedMain, "LIMIT", c.limit, 1)})
+		code, _, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
+		if code != exitOK {
+			t.Fatalf("SetLimit(%s): status %d\n%s", c.limit, code, stderr)
+		}
+		p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Spawns != 8 || !within(p.Parallelism(), c.par, 0.15) {
+			t.Errorf("SetLimit(%s): spawns %d, work %d, span %d, parallelism %.2f; want 8 spawns and parallelism %.0f within 15%%\n%s",
+				c.limit, p.Spawns, p.Work, p.Span, p.Parallelism(), c.par, stderr)
+		}
+	}
+}

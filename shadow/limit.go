@@ -1,0 +1,84 @@
+package shadow
+
+import "unsafe"
+
+// Groups with a limit: errgroup's SetLimit(k) lets at most k of a group's
+// children run at once, and its Go blocks the caller until one of them
+// returns. Serial mode runs each child inline, before the next spawn, so
+// without a model the limit never binds and the span reads as if all the
+// children ran at once (eight equal tasks under SetLimit(2) read a
+// parallelism of 5.4 to 7.8).
+//
+// The model is list scheduling over k slots, in spawn order, which is what
+// the blocking Go does: the group keeps the ends of its children, one per
+// slot (joinAcc.lanes); once k are taken, the next spawn first waits for
+// the slot that frees first, the child whose path ends earliest, and the
+// spawning task goes on from the longer of its own path and that child's,
+// as after a wait. A wait on the group takes the longest of the slots. On
+// a DAG with infinite processors that is exact for the schedule the limit
+// allows: a child starts when its spawn is reached and a slot is free, and
+// which slot frees first is the one whose child's path is shortest.
+//
+// Serial mode only: in parallel accounting the group really blocks, and
+// what a goroutine waited for is not seen (docs/modes.md). TryGo, which
+// never blocks, is not modelled: serial mode's TryGo always finds a slot.
+
+// setLimit records the limit n of group obj (errgroup's SetLimit: a
+// negative n removes it).
+func (e *engine) setLimit(obj unsafe.Pointer, n int) {
+	if n < 0 {
+		delete(e.limits, obj)
+		return
+	}
+	if e.limits == nil {
+		e.limits = make(map[unsafe.Pointer]int)
+	}
+	e.limits[obj] = n
+	e.hasLimits.Store(true)
+}
+
+// slotAt takes a slot of group obj for a spawn by the function at depth d:
+// once the group's limit is reached, the spawning task goes on from the
+// earliest end among its slots, which that end frees.
+func (e *engine) slotAt(obj unsafe.Pointer, d uintptr) {
+	k := e.limits[obj]
+	if k <= 0 {
+		return // no limit, or 0, with which Go blocks for ever
+	}
+	acc := e.joins.get(obj)
+	if len(acc.lanes) < k {
+		return
+	}
+	e.tick()
+	e.unwindTo(d)
+	first := 0
+	for i, v := range acc.lanes {
+		if v.t < acc.lanes[first].t {
+			first = i
+		}
+	}
+	v := acc.lanes[first]
+	acc.lanes = append(acc.lanes[:first], acc.lanes[first+1:]...)
+	e.follow(v)
+	e.restart()
+}
+
+// LimitGroup is what GroupSetLimit needs of a group: errgroup.Group's
+// SetLimit, a constraint of its own so that GroupGo's does not ask for a
+// method older versions of the package lack.
+type LimitGroup[G any] interface {
+	*G
+	SetLimit(int)
+}
+
+// GroupSetLimit runs g.SetLimit(n), and in serial mode models the limit
+// (limit.go): the group's children then take one of n slots each.
+//
+//go:noinline
+func GroupSetLimit[G any, PG LimitGroup[G]](g PG, n int) {
+	gid, _ := gdepth()
+	g.SetLimit(n)
+	if e := begin(gid, -1); e != nil {
+		e.setLimit(unsafe.Pointer(g), n)
+	}
+}

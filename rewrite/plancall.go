@@ -82,12 +82,43 @@ func (pl *planner) skipCall(c *forkjoin.Call) string {
 		return skipUnprof
 	case c.Deferred:
 		return skipDeferred
-	case pl.prog.inlinable(pl.fset, c.Callee):
+	case pl.prog.inlinable(pl.fset, c.Callee) && !hasLoop(c.Callee):
 		return skipInlined
 	case c.Callee == c.Func && c.Callee.Serial:
 		return skipSerial // see Serial recursion, above
 	}
 	return ""
+}
+
+// hasLoop reports whether f's own body (not a function literal in it) has
+// a loop. A callee the compiler inlines is instrumented all the same if it
+// loops: its time would otherwise go to its caller's strands, and the line
+// that bounds the span would vanish from the profile (a quicksort whose
+// partition is inlined named pqsort's own strands instead). Straight-line
+// callees, the accessors and small helpers that inlining is for, stay
+// uninstrumented, as Cilkprof leaves inlined functions.
+func hasLoop(f *forkjoin.Func) bool {
+	var body *ast.BlockStmt
+	switch n := f.Node.(type) {
+	case *ast.FuncDecl:
+		body = n.Body
+	case *ast.FuncLit:
+		body = n.Body
+	}
+	if body == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ForStmt, *ast.RangeStmt:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // skip counts a call not instrumented.

@@ -1090,3 +1090,106 @@ func TestRunGroupLimit(t *testing.T) {
 		}
 	}
 }
+
+
+// inlinedQuicksort sorts with a partition, an insertion sort and an input
+// fill that the compiler inlines: each has a loop.
+const inlinedQuicksort = `package main
+
+import (
+	"fmt"
+	"sync"
+)
+
+func partition(a []int) int {
+	p := a[len(a)-1]
+	i := 0
+	for j := range len(a) - 1 {
+		if a[j] < p {
+			a[i], a[j] = a[j], a[i]
+			i++
+		}
+	}
+	a[i], a[len(a)-1] = a[len(a)-1], a[i]
+	return i
+}
+
+func insertion(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+func pqsort(a []int) {
+	if len(a) <= 32 {
+		insertion(a)
+		return
+	}
+	m := partition(a)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pqsort(a[:m])
+	}()
+	pqsort(a[m+1:])
+	wg.Wait()
+}
+
+func fill(a []int) {
+	x := uint64(1)
+	for i := range a {
+		x = x*6364136223846793005 + 1442695040888963407
+		a[i] = int(x >> 33)
+	}
+}
+
+func main() {
+	a := make([]int, 1_000_000)
+	fill(a)
+	pqsort(a)
+	for i := 1; i < len(a); i++ {
+		if a[i] < a[i-1] {
+			panic("not sorted")
+		}
+	}
+	fmt.Println("sorted", len(a))
+}
+`
+
+// TestRunInlinedCalleeNamed (issue 15): a callee the compiler inlines is
+// instrumented all the same when it loops, so the line that bounds the
+// span stays in the profile. Before, a quicksort whose partition is inlined
+// named pqsort's own strands, 13.7% of the span, and partition nowhere;
+// now partition is the sort's top site by local span on span. (The input's
+// fill, mostly page faults on its first touch, is the set-up's.)
+func TestRunInlinedCalleeNamed(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{"main.go": inlinedQuicksort})
+	code, _, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
+	if code != exitOK {
+		t.Fatalf("status %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "inlines the callee") {
+		t.Errorf("a looping callee was left out because the compiler inlines it:\n%s", stderr)
+	}
+	p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top spanprofile.SiteMeasurement
+	for _, s := range p.BySite() {
+		if s.Site.Kind == spanprofile.KindRoot || s.Site.Func == "main.fill" {
+			continue
+		}
+		if s.OnSpan.Local.Span > top.OnSpan.Local.Span {
+			top = s
+		}
+	}
+	if top.Site.Func != "main.partition" {
+		t.Errorf("the sort's top site by local span on span is %s (%d of span %d), want main.partition\n%s", top.Site.Func, top.OnSpan.Local.Span, p.Span, stderr)
+	}
+}

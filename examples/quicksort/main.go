@@ -15,8 +15,8 @@
 // on the critical path, and the sort itself (the pqsort call in run) has a
 // parallelism of about 10. Of the whole program, the serial set-up holds
 // more of the span than the sort: measured with the cpu measure on a 2-vCPU
-// VM, randomInts (making the input) held 66% of the span, partition 20%,
-// and the whole program's parallelism read 2.94, so speedup levels off
+// VM, randomInts (making the input) held 63% of the span, partition 23%,
+// and the whole program's parallelism read 3.03, so speedup levels off
 // after a few cores. With the default cutoff of 32 elements (the paper's
 // COARSENING) the average strand is about a microsecond, and a spawn's
 // burden (about 0.4 µs) leaves the burdened parallelism close to the

@@ -1091,7 +1091,6 @@ func TestRunGroupLimit(t *testing.T) {
 	}
 }
 
-
 // inlinedQuicksort sorts with a partition, an insertion sort and an input
 // fill that the compiler inlines: each has a loop.
 const inlinedQuicksort = `package main

@@ -45,9 +45,12 @@ func decimal(x float64, prec int) string {
 }
 
 // ratio formats a/b as a site's parallelism, or "-" when b is 0 (Cilkprof
-// prints a dash for 0/0).
+// prints a dash for 0/0) or above a: invocations whose span exceeds their
+// work waited for goroutines spawned before them (a helper that waits on a
+// WaitGroup passed in), so their ratio is no parallelism of theirs; it read
+// 0.0.
 func ratio(a, b int64) string {
-	if b == 0 {
+	if b == 0 || a < b {
 		return "-"
 	}
 	return decimal(float64(a)/float64(b), 1)

@@ -732,3 +732,25 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("Verdict of an empty profile = %q, want none", v)
 	}
 }
+
+// TestRatioOfAWaitingHelper: invocations whose span exceeds their work
+// waited for goroutines spawned before them (a helper that waits on a
+// WaitGroup passed in); their T1/T∞ is no parallelism of theirs and shows
+// as "-", where it read 0.0.
+func TestRatioOfAWaitingHelper(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.Profile()
+	c := &p.Contexts[1] // pqsort called from main: main.go:31
+	c.OnWork.TopCallSite.Work = c.OnWork.TopCallSite.Span / 50
+	for _, wide := range []bool{false, true} {
+		text := string(render(t, "text", p, report.Options{Procs: procs, Wide: wide}))
+		for _, l := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(l, "main.go:31") {
+				continue
+			}
+			if strings.Contains(l, " 0.0 ") || !strings.Contains(l, " - ") {
+				t.Errorf("wide %v: the waiting helper's row reads a ratio below 1:\n%s", wide, l)
+			}
+		}
+	}
+}

@@ -83,30 +83,46 @@ func (r *Result) funcOf(e ast.Expr) (f *Func, recv ast.Expr, methodExpr bool) {
 	return nil, nil, false
 }
 
+// uninstantiated returns fun without parentheses and without the type
+// arguments of a generic function's instantiation.
+func uninstantiated(fun ast.Expr) ast.Expr {
+	fun = ast.Unparen(fun)
+	switch x := fun.(type) {
+	case *ast.IndexExpr:
+		return ast.Unparen(x.X)
+	case *ast.IndexListExpr:
+		return ast.Unparen(x.X)
+	}
+	return fun
+}
+
+// namedFunc returns the function or method that fun names directly (a
+// name, a qualified name, a method value or expression, instantiated or
+// not), or nil: a field or variable of function type, a literal, a call.
+func namedFunc(info *types.Info, fun ast.Expr) *types.Func {
+	switch e := uninstantiated(fun).(type) {
+	case *ast.Ident:
+		fn, _ := info.Uses[e].(*types.Func)
+		return fn
+	case *ast.SelectorExpr:
+		if sel := info.Selections[e]; sel != nil {
+			fn, _ := sel.Obj().(*types.Func) // nil for a field
+			return fn
+		}
+		fn, _ := info.Uses[e.Sel].(*types.Func)
+		return fn
+	}
+	return nil
+}
+
 // CalleeName names the function that fun denotes, as the compiler would:
 // "p.F", "p.(*T).M", "p.(*T[...]).M" with p the package path, or the
 // expression itself when it is not a function or method named directly.
 // It is the name of a spawned or called function whose code the package
 // does not declare.
 func (r *Result) CalleeName(fun ast.Expr) string {
-	fun = ast.Unparen(fun)
-	switch x := fun.(type) {
-	case *ast.IndexExpr:
-		fun = x.X
-	case *ast.IndexListExpr:
-		fun = x.X
-	}
-	var fn *types.Func
-	switch e := ast.Unparen(fun).(type) {
-	case *ast.Ident:
-		fn, _ = r.info.Uses[e].(*types.Func)
-	case *ast.SelectorExpr:
-		if sel := r.info.Selections[e]; sel != nil {
-			fn, _ = sel.Obj().(*types.Func)
-		} else {
-			fn, _ = r.info.Uses[e.Sel].(*types.Func)
-		}
-	}
+	fun = uninstantiated(fun)
+	fn := namedFunc(r.info, fun)
 	if fn == nil || fn.Pkg() == nil {
 		return types.ExprString(fun)
 	}

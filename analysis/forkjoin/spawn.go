@@ -55,32 +55,15 @@ func (c *collector) finishSpawn(s *Spawn) {
 // not elidable, or "" for a function of another package that takes nothing
 // to wait on.
 func (c *collector) invisibleSpawn(s *Spawn) string {
-	fun := s.Fun
-	switch x := fun.(type) {
-	case *ast.IndexExpr:
-		fun = x.X
-	case *ast.IndexListExpr:
-		fun = x.X
-	}
-	var fn *types.Func
-	switch e := fun.(type) {
-	case *ast.Ident:
-		if b, ok := c.info.Uses[e].(*types.Builtin); ok {
+	if id, ok := uninstantiated(s.Fun).(*ast.Ident); ok {
+		if b, ok := c.info.Uses[id].(*types.Builtin); ok {
 			if b.Name() == "panic" {
 				return "spawns panic, which inline would panic the spawning goroutine"
 			}
 			return "" // close, print, copy, delete, clear: they return
 		}
-		fn, _ = c.info.Uses[e].(*types.Func)
-	case *ast.SelectorExpr:
-		if sel := c.info.Selections[e]; sel != nil {
-			if sel.Kind() == types.MethodVal || sel.Kind() == types.MethodExpr {
-				fn, _ = sel.Obj().(*types.Func)
-			}
-		} else {
-			fn, _ = c.info.Uses[e.Sel].(*types.Func)
-		}
 	}
+	fn := namedFunc(c.info, s.Fun)
 	if fn == nil || fn.Signature().Recv() != nil && types.IsInterface(fn.Signature().Recv().Type()) {
 		return fmt.Sprintf("spawns function value %s, whose code is not visible here", types.ExprString(s.Fun))
 	}

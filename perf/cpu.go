@@ -91,9 +91,11 @@ type cpuClock struct {
 
 	checkWall uint64 // clock at the last check
 	checkCPU  uint64 // the thread's CPU time at the last check
-	checkNano uint64 // runtime.nanotime at the last check, when tsc is not nil
-	prevWall  uint64 // clock at the previous Read
-	lost      uint64 // clock time subtracted so far
+	// The TSC and runtime.nanotime at the same moment of the last check
+	// that read them within tscBracket of each other, when tsc is not nil.
+	anchorTSC, anchorNano uint64
+	prevWall              uint64 // clock at the previous Read
+	lost                  uint64 // clock time subtracted so far
 
 	stats CPUStats
 	cpu   threadClock
@@ -130,7 +132,10 @@ func openCPU(period time.Duration) (*cpuClock, error) {
 		return nil, &OpenError{Measure: CPU, Cause: "reading the thread's CPU clock: " + err.Error(), Fallback: "use -measure clock", Err: err}
 	}
 	now := c.wall()
-	c.checkWall, c.checkCPU, c.prevWall, c.checkNano = now, cpu, now, uint64(nanotime())
+	if c.tsc != nil {
+		now = c.tscCheck()
+	}
+	c.checkWall, c.checkCPU, c.prevWall = now, cpu, now
 	return c, nil
 }
 
@@ -161,16 +166,21 @@ func (c *cpuClock) Read() uint64 {
 //go:noinline
 func (c *cpuClock) check(now uint64) uint64 {
 	cpu, err := c.cpu.read()
-	after := c.wall()
 	if err != nil {
 		// It read once at Open; a later failure leaves the clock as is.
 		return now
 	}
+	var after uint64
 	if c.tsc != nil {
-		var ok bool
-		if now, after, ok = c.tscAgrees(now, after); !ok {
+		after = c.tscCheck()
+		if c.tsc == nil {
+			// The TSC was given up: start a new window on the runtime's
+			// clock, without a correction.
+			c.checkWall, c.checkCPU = after, cpu
 			return after
 		}
+	} else {
+		after = uint64(nanotime())
 	}
 	c.stats.Checks++
 	if after > now {
@@ -190,39 +200,54 @@ func (c *cpuClock) check(now uint64) uint64 {
 	return after
 }
 
-// tscAgrees compares the TSC's time since the last check with the runtime
-// clock's, and returns now and after as they were, and true, when they
-// agree. A counter that went back, or ran ahead or behind by more than a
-// scheduling quantum's worth of skew, is not to be trusted (the thread moved
-// to a CPU whose counter disagrees, or the VM was restored elsewhere): the
-// clock is then the runtime's for the rest of the run, lost takes up the
-// difference of the two clocks' origins so that Read stays continuous, and
-// it returns false with after on the runtime's clock; the window is
-// restarted without a correction.
-func (c *cpuClock) tscAgrees(now, after uint64) (uint64, uint64, bool) {
-	nano := uint64(nanotime())
-	dt, dn := int64(after-c.checkWall), int64(nano-c.checkNano)
-	c.checkNano = nano
-	if diff := dt - dn; dt >= 0 && dn >= 0 && diff < tscSkew+dn/64 && -diff < tscSkew+dn/64 {
-		return now, after, true
+// tscCheck reads the TSC and runtime.nanotime together and returns the
+// clock, after comparing the TSC's time since the last such reading with
+// the runtime clock's. They must agree: a counter that went back, or ran
+// ahead or behind by more than tscSkew and a fraction of the time, is not to
+// be trusted (the thread moved to a CPU whose counter is set differently,
+// the VM was restored elsewhere). The clock is then the runtime's for the
+// rest of the run, tsc becomes nil, and lost takes up the difference of the
+// two clocks' origins so that Read goes on without a jump.
+//
+// The two clocks are read as a bracket, TSC, nanotime, TSC, and compared
+// only where the bracket is tight: an interrupt or a descheduling of the
+// virtual CPU between two reads (seen here: 45 µs, a few times a second)
+// would look like a jump.
+func (c *cpuClock) tscCheck() uint64 {
+	for range 3 {
+		a := scaleTicks(rdtsc(), c.tsc.mult)
+		n := uint64(nanotime())
+		b := scaleTicks(rdtsc(), c.tsc.mult)
+		if b-a > tscBracket {
+			continue
+		}
+		mid := a + (b-a)/2
+		first := c.anchorNano == 0
+		dt, dn := int64(mid-c.anchorTSC), int64(n-c.anchorNano)
+		c.anchorTSC, c.anchorNano = mid, n
+		if diff := dt - dn; first || dt >= 0 && dn >= 0 && diff < tscSkew+dn/64 && -diff < tscSkew+dn/64 {
+			return b
+		}
+		c.tsc = nil
+		c.stats.TSCDisagreed = true
+		// Read returns wall - lost: on the runtime's clock from here,
+		// where the TSC would have been.
+		c.lost += n - b
+		c.prevWall = n
+		return n
 	}
-	c.tsc = nil
-	c.stats.TSCDisagreed = true
-	// Read returns wall - lost: on the runtime's clock from here, and
-	// where the TSC would have been.
-	c.lost += nano - after
-	c.checkWall, c.checkCPU, c.prevWall = nano, 0, nano
-	if cpu, err := c.cpu.read(); err == nil {
-		c.checkCPU = cpu
-	}
-	return now, nano, false
+	return scaleTicks(rdtsc(), c.tsc.mult) // no tight bracket: compare at the next check
 }
 
-// tscSkew is how far the TSC's and the runtime clock's time since the last
-// check may differ before the TSC is given up: both are read within
-// nanoseconds of each other at each end, so anything above a few
-// microseconds is a counter that jumped.
-const tscSkew = 20_000
+// tscBracket is the widest TSC bracket around a nanotime read that
+// tscCheck compares (a read takes tens of nanoseconds), and tscSkew how
+// far the TSC's and the runtime clock's time between two checks may differ:
+// tight brackets on this VM differ by under 1 µs over milliseconds, so
+// anything above is a counter that jumped.
+const (
+	tscBracket = 2000
+	tscSkew    = 20_000
+)
 
 // notRunning returns the clock time to subtract at a check: of the wall
 // nanoseconds since the last check the thread ran run, and the rest it did

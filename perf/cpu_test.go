@@ -128,7 +128,8 @@ func TestCPUGivesUpAJumpingTSC(t *testing.T) {
 			r0 := m.Read()
 			// As if the counter had jumped: the last check's reading
 			// moves the other way, and the next Read checks.
-			m.checkWall -= uint64(c.jump)
+			m.anchorTSC -= uint64(c.jump)
+			m.checkWall -= m.period
 			r1 := m.Read()
 			if m.tsc != nil || !m.stats.TSCDisagreed || Source(m) != "nanotime+thread-cputime" {
 				t.Fatalf("after a jump of %v the measure reads %s, stats %+v", time.Duration(c.jump), Source(m), m.stats)

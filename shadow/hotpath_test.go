@@ -30,17 +30,49 @@ func clockEngine(tb testing.TB) *engine {
 	return newEngine(config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
 }
 
+// defaultEngine returns an engine that reads the default measure (cpu
+// where the platform has it), on the calling goroutine's thread, locked
+// as a serial run's is: the measure a profiled program reads, so the cost
+// per event that the benchmarks report is a run's. (A run also keeps the
+// thread on one CPU; the benchmarks do not, so as not to leave a pinned
+// thread behind.) The caller defers done.
+func defaultEngine(tb testing.TB) (e *engine, done func()) {
+	runtime.LockOSThread()
+	m, err := perf.Open(perf.Default())
+	if err != nil {
+		runtime.UnlockOSThread()
+		tb.Fatal(err)
+	}
+	e = newEngine(config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), PerThread: m.PerThread(), Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
+	tb.Logf("measure %s, read by %s", m.Name(), perf.Source(m))
+	return e, runtime.UnlockOSThread
+}
+
 type wgStub struct{ n int64 }
 
 // cpuTimer reports, besides ns/op, the process's CPU time per op: on a
 // shared machine other processes stretch wall time but not our CPU time, so
-// cpu-ns/op is the number to compare with the targets.
+// cpu-ns/op is the number to compare with the targets. Where the machine
+// has a hardware instruction counter it reports instructions/op too,
+// counted on the calling thread, which the caller has locked (defaultEngine).
 func cpuTimer(b *testing.B) func() {
 	cpu := func() int64 { return int64(processCPU()) }
+	ins, err := perf.Open(perf.Instructions)
+	if err != nil {
+		ins = nil
+	}
 	b.ResetTimer()
 	t0 := cpu()
+	var i0 uint64
+	if ins != nil {
+		i0 = ins.Read()
+	}
 	return func() {
 		b.StopTimer()
+		if ins != nil {
+			b.ReportMetric(float64(ins.Read()-i0)/float64(b.N), "instructions/op")
+			ins.Close()
+		}
 		b.ReportMetric(float64(cpu()-t0)/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -48,7 +80,8 @@ func cpuTimer(b *testing.B) func() {
 // BenchmarkSpawnSync is a spawn of an empty child and the wait that joins
 // it, in serial mode with the clock: the cost every fork/join pays.
 func BenchmarkSpawnSync(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	obj := unsafe.Pointer(new(wgStub))
 	defer cpuTimer(b)()
 	for i := 0; i < b.N; i++ {
@@ -60,7 +93,8 @@ func BenchmarkSpawnSync(b *testing.B) {
 
 // BenchmarkSpawnDoneSync is the go + defer wg.Done() form of the same.
 func BenchmarkSpawnDoneSync(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	obj := unsafe.Pointer(new(wgStub))
 	defer cpuTimer(b)()
 	for i := 0; i < b.N; i++ {
@@ -73,7 +107,8 @@ func BenchmarkSpawnDoneSync(b *testing.B) {
 
 // BenchmarkCall is an instrumented call's enter and exit.
 func BenchmarkCall(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	defer cpuTimer(b)()
 	for i := 0; i < b.N; i++ {
 		e.CallBegin(1)
@@ -84,7 +119,8 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkFib runs the event stream of fib(20) (spawn fib(n-1), call
 // fib(n-2), sync) per iteration: recursion, folding and path sharing.
 func BenchmarkFib(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	defer cpuTimer(b)()
 	for i := 0; i < b.N; i++ {
 		fibEvents(e, 20)
@@ -180,7 +216,8 @@ func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 // BenchmarkCallAPI is BenchmarkCall through the package-level entry points
 // that rewritten code calls, which first check the goroutine (gate.go).
 func BenchmarkCallAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
@@ -195,7 +232,8 @@ func BenchmarkCallAPI(b *testing.B) {
 // rewritten code calls: spawn and join, each measuring its caller's depth
 // (depth.go) and checking the goroutine (gate.go).
 func BenchmarkSpawnSyncAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
@@ -211,7 +249,8 @@ func BenchmarkSpawnSyncAPI(b *testing.B) {
 // BenchmarkEnterLeaveAPI is an instrumented call in an expression, as the
 // rewriter writes most calls: Leave(Enter(site), f()).
 func BenchmarkEnterLeaveAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
@@ -229,7 +268,8 @@ var benchSink int
 // child signals a WaitGroup, with the wait that joins it, through the entry
 // points of generated code: Go, WaitGroupDone, WaitGroupWait.
 func BenchmarkGoAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
@@ -245,7 +285,8 @@ func BenchmarkGoAPI(b *testing.B) {
 
 // BenchmarkWaitGroupGoAPI is wg.Go and wg.Wait as the rewriter writes them.
 func BenchmarkWaitGroupGoAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
@@ -261,7 +302,8 @@ func BenchmarkWaitGroupGoAPI(b *testing.B) {
 // BenchmarkParlibForAPI is a parlib.For of 64 iterations split down to one,
 // as the rewriter writes it: 63 spawns, 64 pieces, one sync, per op.
 func BenchmarkParlibForAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()

@@ -44,7 +44,7 @@ func defaultEngine(tb testing.TB) (e *engine, done func()) {
 		tb.Fatal(err)
 	}
 	e = newEngine(config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), PerThread: m.PerThread(), Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
-	tb.Logf("measure %s, read by %s", m.Name(), perf.Source(m))
+	tb.Logf("measure %s, read by %s; overhead %d per event", m.Name(), perf.Source(m), e.overhead)
 	return e, runtime.UnlockOSThread
 }
 

@@ -55,7 +55,9 @@ type wgStub struct{ n int64 }
 // cpu-ns/op is the number to compare with the targets. Where the machine
 // has a hardware instruction counter it reports instructions/op too,
 // counted on the calling thread, which the caller has locked (defaultEngine).
-func cpuTimer(b *testing.B) func() {
+// events is how many engine events an op makes (0: not a fixed number);
+// where it is known the figures are also given per event.
+func cpuTimer(b *testing.B, events int) func() {
 	cpu := func() int64 { return int64(processCPU()) }
 	ins, err := perf.Open(perf.Instructions)
 	if err != nil {
@@ -69,11 +71,17 @@ func cpuTimer(b *testing.B) func() {
 	}
 	return func() {
 		b.StopTimer()
+		per := func(v float64, unit string) {
+			b.ReportMetric(v/float64(b.N), unit+"/op")
+			if events > 0 {
+				b.ReportMetric(v/float64(b.N)/float64(events), unit+"/event")
+			}
+		}
 		if ins != nil {
-			b.ReportMetric(float64(ins.Read()-i0)/float64(b.N), "instructions/op")
+			per(float64(ins.Read()-i0), "instructions")
 			ins.Close()
 		}
-		b.ReportMetric(float64(cpu()-t0)/float64(b.N), "cpu-ns/op")
+		per(float64(cpu()-t0), "cpu-ns")
 	}
 }
 
@@ -83,7 +91,7 @@ func BenchmarkSpawnSync(b *testing.B) {
 	e, done := defaultEngine(b)
 	defer done()
 	obj := unsafe.Pointer(new(wgStub))
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 3)()
 	for i := 0; i < b.N; i++ {
 		e.SpawnBegin(0)
 		e.SpawnEnd(obj)
@@ -96,7 +104,7 @@ func BenchmarkSpawnDoneSync(b *testing.B) {
 	e, done := defaultEngine(b)
 	defer done()
 	obj := unsafe.Pointer(new(wgStub))
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 4)()
 	for i := 0; i < b.N; i++ {
 		e.SpawnBegin(0)
 		e.Done(obj)
@@ -109,7 +117,7 @@ func BenchmarkSpawnDoneSync(b *testing.B) {
 func BenchmarkCall(b *testing.B) {
 	e, done := defaultEngine(b)
 	defer done()
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 2)()
 	for i := 0; i < b.N; i++ {
 		e.CallBegin(1)
 		e.CallEnd()
@@ -121,7 +129,7 @@ func BenchmarkCall(b *testing.B) {
 func BenchmarkFib(b *testing.B) {
 	e, done := defaultEngine(b)
 	defer done()
-	defer cpuTimer(b)()
+	defer cpuTimer(b, fibEventCount(20))()
 	for i := 0; i < b.N; i++ {
 		fibEvents(e, 20)
 	}
@@ -136,6 +144,16 @@ var fibObjs = func() (objs [64]unsafe.Pointer) {
 	}
 	return
 }()
+
+// fibEventCount is the number of events fibEvents(e, n) makes: five per
+// spawn, and fib(n) spawns fib(n+1)-1 times.
+func fibEventCount(n int) int {
+	a, b := 0, 1
+	for range n + 1 {
+		a, b = b, a+b
+	}
+	return 5 * (a - 1)
+}
 
 func fibEvents(e *engine, n int) {
 	if n < 2 {
@@ -221,7 +239,7 @@ func BenchmarkCallAPI(b *testing.B) {
 	old := current
 	current = e
 	defer func() { current = old }()
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 2)()
 	for i := 0; i < b.N; i++ {
 		CallBegin(1)
 		CallEnd()
@@ -239,7 +257,7 @@ func BenchmarkSpawnSyncAPI(b *testing.B) {
 	defer func() { current = old }()
 	obj := unsafe.Pointer(new(wgStub))
 	f := func() {}
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 3)()
 	for i := 0; i < b.N; i++ {
 		spawn(0, obj, f)
 		join(obj)
@@ -255,7 +273,7 @@ func BenchmarkEnterLeaveAPI(b *testing.B) {
 	current = e
 	defer func() { current = old }()
 	x := 0
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 2)()
 	for i := 0; i < b.N; i++ {
 		x = Leave(Enter(1), x+1)
 	}
@@ -275,7 +293,7 @@ func BenchmarkGoAPI(b *testing.B) {
 	defer func() { current = old }()
 	var wg sync.WaitGroup
 	f := func() { WaitGroupDone(&wg) }
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 4)()
 	for i := 0; i < b.N; i++ {
 		wg.Add(1)
 		Go(0, f)
@@ -292,7 +310,7 @@ func BenchmarkWaitGroupGoAPI(b *testing.B) {
 	defer func() { current = old }()
 	var wg sync.WaitGroup
 	f := func() {}
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 3)()
 	for i := 0; i < b.N; i++ {
 		WaitGroupGo(0, &wg, f)
 		WaitGroupWait(&wg)
@@ -308,7 +326,7 @@ func BenchmarkParlibForAPI(b *testing.B) {
 	current = e
 	defer func() { current = old }()
 	body := func(int) {}
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 0)()
 	for i := 0; i < b.N; i++ {
 		ParlibFor(0, parlib.For, 0, 64, 1, body)
 	}

@@ -51,6 +51,11 @@ type frame struct {
 	fn        int32
 	topCS     bool // no invocation of the same site is active above (Cilkprof §6)
 	topCaller bool // no invocation from the same function is active above
+	// conn reports whether the path of o passes the frame's start (see o
+	// below); it sits with the other flags so that a frame takes 112
+	// bytes, not 120: serial mode keeps one per live invocation, a
+	// million in a fork chain a million deep.
+	conn bool
 
 	// issuer is how deep in its goroutine's stack the Go function that
 	// began the invocation runs (depth.go), 0 when unknown: an event from
@@ -69,10 +74,9 @@ type frame struct {
 	// longest path to the current point. conn reports whether that path
 	// passes the frame's start; if not, up holds the record chain of the
 	// path before this frame's segment.
-	o    int64
-	conn bool
-	up   *record
-	rec  *record // cached record of (id, o, conn, up); nil when stale
+	o   int64
+	up  *record
+	rec *record // cached record of (id, o, conn, up); nil when stale
 
 	// The context of the last non-recursive child this frame started: a
 	// loop calling one site looks it up in the context tree once.

@@ -331,3 +331,15 @@ func BenchmarkParlibForAPI(b *testing.B) {
 		ParlibFor(0, parlib.For, 0, 64, 1, body)
 	}
 }
+
+// TestFrameSize: serial mode keeps a frame per live invocation, a million
+// of them in a fork chain a million deep (examples/deepchain), so a field
+// that breaks the packing costs megabytes.
+func TestFrameSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are for 64-bit platforms")
+	}
+	if got := unsafe.Sizeof(frame{}); got > 112 {
+		t.Errorf("a frame takes %d bytes, want at most 112", got)
+	}
+}

@@ -36,6 +36,8 @@ const (
 	rtGroupTryGo       = "GroupTryGo"       // errgroup's g.TryGo(f)
 	rtGroupWait        = "GroupWait"        // errgroup's g.Wait()
 	rtGroupSetLimit    = "GroupSetLimit"    // errgroup's g.SetLimit(n)
+	rtSemAcquire       = "SemAcquire"       // sem <- v, a semaphore's acquire around a spawn
+	rtSemRelease       = "SemRelease"       // <-sem, its release at the child's end
 	rtParlibGroupSpawn = "ParlibGroupSpawn" // parlib's g.Spawn(f)
 	rtParlibGroupSync  = "ParlibGroupSync"  // parlib's g.Sync()
 	rtParlibSpawn      = "ParlibSpawn"      // parlib.Spawn(f)
@@ -89,6 +91,8 @@ var entryPoints = map[string]string{
 	rtGroupTryGo:       "func[G any, PG ErrGroup[G]](SiteID, PG, func() error) bool",
 	rtGroupWait:        "func[G any, PG ErrGroup[G]](PG) error",
 	rtGroupSetLimit:    "func[G any, PG LimitGroup[G]](PG, int)",
+	rtSemAcquire:       "func[T any](SiteID, chan T, T)",
+	rtSemRelease:       "func[T any](chan T) T",
 	rtParlibGroupSpawn: "func[G any, PG ParlibGroup[G]](SiteID, PG, func())",
 	rtParlibGroupSync:  "func[G any, PG ParlibGroup[G]](PG)",
 	rtParlibSpawn:      "func[T any](SiteID, func(func() T) *parlib.Task[T], func() T) *parlib.Task[T]",

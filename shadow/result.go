@@ -125,7 +125,8 @@ func (e *engine) profile() *spanprofile.Profile {
 	}
 	e.tab.mu.Lock()
 	for _, s := range e.tab.sites {
-		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind})
+		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind,
+			Loop: s.Loop, LimitKind: s.LimitKind, LimitAt: s.LimitAt})
 	}
 	e.tab.mu.Unlock()
 
@@ -150,6 +151,7 @@ func (e *engine) profile() *spanprofile.Profile {
 	}
 	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
 	p.NotProfiled = e.notProfiledRecords()
+	p.Limits = e.limitUses()
 	return p
 }
 

@@ -23,6 +23,12 @@ type SiteInfo struct {
 	// for its continuation, or talks to it): it runs as a real goroutine in
 	// every mode, under parallel accounting.
 	Goroutine bool
+	// Loop, LimitKind and LimitAt are what the analyzer saw around a
+	// spawn, carried into the profile's site as they are
+	// (spanprofile.Site).
+	Loop      string
+	LimitKind string
+	LimitAt   string
 }
 
 // siteTable is a table of sites with the function containing each, numbered

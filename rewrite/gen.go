@@ -38,7 +38,7 @@ import (
 // {{if .Test}}test {{end}}package refer to; registering them starts the profiled run.
 var {{.Table}} = _spanprof_shadow.Init([]_spanprof_shadow.SiteInfo{
 {{- range .Sites}}
-	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}{{if .Goroutine}}, Goroutine: true{{end}}},
+	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}{{if .Goroutine}}, Goroutine: true{{end}}{{if .Loop}}, Loop: {{printf "%q" .Loop}}{{end}}{{if .LimitKind}}, LimitKind: {{printf "%q" .LimitKind}}, LimitAt: {{printf "%q" .LimitAt}}{{end}}},
 {{- end}}
 })
 {{end}}

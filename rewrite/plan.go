@@ -61,6 +61,7 @@ func (pl *planner) planUnit() *plan {
 		pl.planWait(w)
 	}
 	pl.planLimits()
+	pl.planSemaphores()
 	pl.planProgram()
 	pl.planTests()
 	return pl.plan
@@ -98,6 +99,7 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn) {
 			name = t.Callee.Name
 		}
 		sites = append(sites, pl.addSite(fr, t.Pos, name, s.Func.Name, "spawn"))
+		pl.noteSpawn(fr, s, t, sites[len(sites)-1])
 		if goroutine != "" {
 			t := &pl.tables[fr.table]
 			(*t)[len(*t)-1].Goroutine = true

@@ -107,6 +107,7 @@ type Stats struct {
 	SpawnsGoroutine   int // spawns that run as goroutines in serial mode too (see the warnings)
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
+	Semaphores        int // buffered-channel semaphores around spawns, modelled as limits
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
@@ -131,6 +132,7 @@ func (s *Stats) add(t Stats) {
 	s.Signals += t.Signals
 	s.Waits += t.Waits
 	s.Calls += t.Calls
+	s.Semaphores += t.Semaphores
 	s.CallsArgsInside += t.CallsArgsInside
 	s.LineConflicts += t.LineConflicts
 	for k, v := range t.CallsSkipped {
@@ -154,6 +156,9 @@ func (s Stats) Skipped() int {
 func (s Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %s, %s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"))
+	if s.Semaphores > 0 {
+		fmt.Fprintf(&b, "; %s modelled as a limit", plural(s.Semaphores, "semaphore"))
+	}
 	if s.SpawnsGoroutine > 0 {
 		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))
 	}

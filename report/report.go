@@ -271,8 +271,7 @@ func Warnings(p *spanprofile.Profile) []string {
 	// no coarser grain.
 	if p.Spawns > 0 && p.BurdenedSpan > 0 && below1(p.BurdenedParallelism()) && !atMost1(p.Parallelism()) {
 		out = append(out, "burdened parallelism is below 1: scheduling costs outweigh the parallelism, "+
-			"so the program may run slower in parallel than serially; coarsen the parallel grain "+
-			"(parallelize an outer loop rather than an inner one)")
+			"so the program may run slower in parallel than serially; "+grainAdvice(p))
 	}
 	return out
 }
@@ -396,4 +395,36 @@ func BoundingLimit(p *spanprofile.Profile) *LimitSummary {
 		}
 	}
 	return nil
+}
+
+// grainAdvice says how to coarsen the grain, by the shape of the code
+// around the spawn site that spawns the most: the analyzer's Site.Loop.
+// Moving the parallelism to an outer loop is the cure only where there is
+// one (Cilkview's stencil); a flat loop that spawns per iteration needs its
+// iterations chunked, as spanvet's finegrain check advises, and recursion
+// a base case that calls instead of spawning.
+func grainAdvice(p *spanprofile.Profile) string {
+	var top *spanprofile.SiteMeasurement
+	sites := p.BySite()
+	for i := range sites {
+		m := &sites[i]
+		if m.Index >= 0 && m.Site.Kind == spanprofile.KindSpawn && (top == nil || m.OnWork.Local.Count > top.OnWork.Local.Count) {
+			top = m
+		}
+	}
+	if top == nil {
+		return "coarsen the parallel grain"
+	}
+	at := sitePlace(top.Site)
+	switch top.Site.Loop {
+	case spanprofile.LoopNested:
+		return "coarsen the parallel grain: the spawns at " + at + " are in an inner loop; parallelize an outer loop instead"
+	case spanprofile.LoopFlat:
+		return "coarsen the parallel grain: the loop at " + at + " spawns once per iteration; give each goroutine a chunk of iterations, e.g. parlib.For(lo, hi, grain, body)"
+	case spanprofile.LoopParlib:
+		return "coarsen the parallel grain: give the parallel loop at " + at + " a larger grain (its last argument before the body), or parallelize an outer loop"
+	case spanprofile.LoopNone:
+		return "coarsen the parallel grain: stop spawning at " + at + " below a larger problem size (call instead of spawn for small subproblems)"
+	}
+	return "coarsen the parallel grain (parallelize an outer loop rather than an inner one)"
 }

@@ -41,6 +41,8 @@ func (pl *planner) noteSpawn(fr *fileRewriter, s, t *forkjoin.Spawn, site dst.Ex
 	rows := &pl.tables[fr.table]
 	r := &(*rows)[len(*rows)-1]
 	switch {
+	case s.Kind == forkjoin.ParlibFor:
+		r.Loop = spanprofile.LoopParlib
 	case s.Loops == 0:
 		r.Loop = spanprofile.LoopNone
 	case s.Loops == 1:

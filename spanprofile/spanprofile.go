@@ -68,7 +68,7 @@ type Site struct {
 	Caller string `json:"caller"`
 	Kind   Kind   `json:"kind"`
 	// Loop says, for a spawn, how the loops of its function enclose it:
-	// LoopNone, LoopFlat or LoopNested; "" when unknown (not a spawn, or
+	// LoopNone, LoopFlat, LoopNested or LoopParlib; "" when unknown (not a spawn, or
 	// a profile from an older spanprof). The report's advice on a grain
 	// too fine depends on it: a flat loop has no outer loop to move to.
 	Loop string `json:"loop,omitempty"`
@@ -85,6 +85,7 @@ const (
 	LoopNone   = "none"   // in no loop of its function (recursion, a fixed set of spawns)
 	LoopFlat   = "loop"   // in a loop that no other loop of its function encloses
 	LoopNested = "nested" // in a loop inside another loop of its function
+	LoopParlib = "parlib" // a parallel loop of parlib (For, ForRange, ForEach): its pieces are the spawns
 )
 
 // LimitUse is what a limit on a spawn site's children did in a run: how

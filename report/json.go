@@ -67,6 +67,10 @@ type Summary struct {
 	// marked (see Limits).
 	Verdict string         `json:"verdict,omitempty"`
 	Limits  []LimitSummary `json:"limits,omitempty"`
+	// LeftOut are the calls left out of the profile that may carry work
+	// (at most 20), LeftOutMore how many more there are.
+	LeftOut     []LeftOutSummary `json:"left_out,omitempty"`
+	LeftOutMore int              `json:"left_out_more,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -114,6 +118,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Trace:       p.Trace, Functions: Functions(p), Tasks: p.Tasks,
 		Verdict: strings.TrimPrefix(Verdict(p), "Verdict: "), Limits: Limits(p),
 	}
+	s.LeftOut, s.LeftOutMore = leftOut(p, maxLeftOutJSON)
 	if p.Partial() {
 		s.Ended = p.Ended
 	}

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,5 +89,47 @@ func TestGrainAdvice(t *testing.T) {
 		if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
 			t.Errorf("loop %q: warning %q, want it to say %q and not %q", c.loop, got, c.want, c.not)
 		}
+	}
+}
+
+// TestLeftOut: the calls left out that may carry work are named, with
+// file:line, callee and why, in the text, HTML and JSON reports, at most
+// five in text and HTML with the rest counted.
+func TestLeftOut(t *testing.T) {
+	p := &spanprofile.Profile{
+		Mode: "serial", Unit: "nanoseconds", Work: 100, Span: 100, BurdenedSpan: 100,
+		Contexts: []spanprofile.Context{{OnWork: spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: 100}}}},
+	}
+	for i := range 7 {
+		p.LeftOut = append(p.LeftOut, spanprofile.LeftOutCall{File: "m/a.go", Line: 10 + i, Column: 2, Func: fmt.Sprintf("m.f%d", i), Caller: "m.g", Why: "deferred"})
+	}
+	var text, html, js bytes.Buffer
+	if err := Text(&text, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON(&js, p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(text.String()), " ")
+	for _, want := range []string{"Not instrumented: 7 calls that may carry work", "m/a.go:10 m.f0 (deferred)", "m/a.go:14 m.f4 (deferred); and 2 more."} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("HTML report lacks %q", want)
+		}
+	}
+	if strings.Contains(flat, "m.f5") {
+		t.Errorf("text report names a sixth call:\n%s", text.String())
+	}
+	var s Summary
+	if err := json.Unmarshal(js.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.LeftOut) != 7 || s.LeftOut[6] != (LeftOutSummary{Site: "m/a.go:16", Column: 2, Func: "m.f6", Caller: "m.g", Why: "deferred"}) || s.LeftOutMore != 0 {
+		t.Errorf("JSON left_out %+v, more %d", s.LeftOut, s.LeftOutMore)
 	}
 }

@@ -428,3 +428,53 @@ func grainAdvice(p *spanprofile.Profile) string {
 	}
 	return "coarsen the parallel grain (parallelize an outer loop rather than an inner one)"
 }
+
+// maxLeftOut caps how many left-out calls the text and HTML reports name,
+// and maxLeftOutJSON the JSON report: a program whose every helper is left
+// out needs the rule (docs/rewriting.md), not a list.
+const (
+	maxLeftOut     = 5
+	maxLeftOutJSON = 20
+)
+
+// LeftOutSummary is a call left out of the profile that may carry work.
+type LeftOutSummary struct {
+	Site   string `json:"site"` // file:line relative to the module root
+	Column int    `json:"column,omitempty"`
+	Func   string `json:"func"` // the callee
+	Caller string `json:"caller"`
+	Why    string `json:"why"`
+}
+
+// leftOut returns the first n left-out calls, and how many more there are.
+func leftOut(p *spanprofile.Profile, n int) ([]LeftOutSummary, int) {
+	var out []LeftOutSummary
+	for i, c := range p.LeftOut {
+		if i == n {
+			return out, len(p.LeftOut) - n
+		}
+		out = append(out, LeftOutSummary{Site: siteName(spanprofile.Site{File: c.File, Line: c.Line}), Column: c.Column, Func: c.Func, Caller: c.Caller, Why: c.Why})
+	}
+	return out, 0
+}
+
+// leftOutLine says in a sentence which calls that may carry work the
+// profile left out, whose time their callers' sites hold; "" if none.
+func leftOutLine(p *spanprofile.Profile) string {
+	calls, more := leftOut(p, maxLeftOut)
+	if len(calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s that may carry work, charged to the sites that call them: ", plural(len(p.LeftOut), "call"))
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s %s (%s)", c.Site, c.Func, c.Why)
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "; and %d more", more)
+	}
+	return b.String()
+}

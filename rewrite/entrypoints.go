@@ -14,6 +14,7 @@ const (
 	rtFinish        = "Finish"        // deferred in main; after the tests in TestMain
 	rtTestOutput    = "TestOutput"    // where a test binary's profile goes (-spanprofile)
 	rtBeforeExit    = "BeforeExit"    // os.Exit(BeforeExit(code))
+	rtLeftOut       = "LeftOut"       // the calls left out that may carry work, for the reports
 
 	// Instrumented calls.
 	rtCallBegin  = "CallBegin"  // before a statement that makes the call
@@ -71,6 +72,7 @@ var entryPoints = map[string]string{
 	rtFinish:        "func()",
 	rtTestOutput:    "func(*string, string)",
 	rtBeforeExit:    "func(int) int",
+	rtLeftOut:       "func([]SiteInfo) int",
 
 	rtCallBegin:  "func(SiteID)",
 	rtCallEnd:    "func()",

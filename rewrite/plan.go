@@ -64,6 +64,11 @@ func (pl *planner) planUnit() *plan {
 	pl.planSemaphores()
 	pl.planProgram()
 	pl.planTests()
+	// The left-out calls go last, after every numbered site: generated
+	// files register them apart (gen.go), and site numbers stay as planned.
+	for tab := range pl.tables {
+		pl.tables[tab] = append(pl.tables[tab], pl.leftOut[tab]...)
+	}
 	return pl.plan
 }
 

@@ -113,6 +113,9 @@ type Stats struct {
 	// goroutine serial mode does not profile, a position where no statement
 	// can go, more than four results.
 	CallsSkipped map[string]int
+	// LeftOut names the calls not instrumented that may carry work
+	// (file:line and callee), as the summary lists them.
+	LeftOut []string
 	// CallsArgsInside counts the calls instrumented in a form that starts
 	// the invocation before the calls their arguments make (see the
 	// warnings): a call whose one argument is a call with several
@@ -134,6 +137,7 @@ func (s *Stats) add(t Stats) {
 	s.Calls += t.Calls
 	s.Semaphores += t.Semaphores
 	s.CallsArgsInside += t.CallsArgsInside
+	s.LeftOut = append(s.LeftOut, t.LeftOut...)
 	s.LineConflicts += t.LineConflicts
 	for k, v := range t.CallsSkipped {
 		if s.CallsSkipped == nil {
@@ -182,8 +186,21 @@ func (s Stats) String() string {
 		}
 		fmt.Fprintf(&b, "; %s not instrumented (%s)", plural(n, "call"), strings.Join(parts, ", "))
 	}
+	if len(s.LeftOut) > 0 {
+		names := slices.Sorted(slices.Values(s.LeftOut))
+		more := ""
+		if len(names) > maxLeftOutNamed {
+			more = fmt.Sprintf(" and %d more", len(names)-maxLeftOutNamed)
+			names = names[:maxLeftOutNamed]
+		}
+		fmt.Fprintf(&b, "; left out where they may carry work: %s%s", strings.Join(names, ", "), more)
+	}
 	return b.String()
 }
+
+// maxLeftOutNamed caps how many left-out calls the summary line names;
+// the reports list more.
+const maxLeftOutNamed = 3
 
 // plural spells a count of things: "1 call", "2 calls".
 func plural(n int, thing string) string {

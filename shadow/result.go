@@ -128,6 +128,9 @@ func (e *engine) profile() *spanprofile.Profile {
 		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind,
 			Loop: s.Loop, LimitKind: s.LimitKind, LimitAt: s.LimitAt})
 	}
+	for _, s := range e.tab.leftOut {
+		p.LeftOut = append(p.LeftOut, spanprofile.LeftOutCall{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Why: s.Why})
+	}
 	e.tab.mu.Unlock()
 
 	n := len(e.cct.parent)

@@ -29,6 +29,8 @@ type SiteInfo struct {
 	Loop      string
 	LimitKind string
 	LimitAt   string
+	// Why is set on a row of LeftOut, a call not instrumented: why not.
+	Why string
 }
 
 // siteTable is a table of sites with the function containing each, numbered
@@ -38,6 +40,8 @@ type siteTable struct {
 	sites []SiteInfo
 	fn    []int32 // per site: the id of its Caller
 	fnID  map[string]int32
+	// leftOut are the calls left out that may carry work (LeftOut).
+	leftOut []SiteInfo
 }
 
 func (t *siteTable) add(sites []SiteInfo) SiteID {
@@ -57,6 +61,17 @@ func (t *siteTable) add(sites []SiteInfo) SiteID {
 		t.fn = append(t.fn, id)
 	}
 	return base
+}
+
+// LeftOut registers calls that the rewriter did not instrument although
+// they may carry work, so that the profile names them
+// (spanprofile.LeftOutCall); they get no site number. Generated code calls
+// it from a package-level variable initializer, as Init.
+func LeftOut(calls []SiteInfo) int {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.leftOut = append(registry.leftOut, calls...)
+	return len(registry.leftOut)
 }
 
 // registry is the process-wide table that generated code registers into.

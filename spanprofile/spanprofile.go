@@ -88,6 +88,17 @@ const (
 	LoopParlib = "parlib" // a parallel loop of parlib (For, ForRange, ForEach): its pieces are the spawns
 )
 
+// LeftOutCall is a call that was not instrumented although it may carry
+// work: its place, its callee, its caller and why it was left out.
+type LeftOutCall struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column,omitempty"`
+	Func   string `json:"func"`
+	Caller string `json:"caller"`
+	Why    string `json:"why"`
+}
+
 // LimitUse is what a limit on a spawn site's children did in a run: how
 // many spawns found every slot taken and waited for the first to free, and
 // how far those waits moved the spawning path. A wait that moves it is
@@ -171,6 +182,11 @@ type Profile struct {
 	// run (errgroup SetLimit, buffered-channel semaphores), by spawn
 	// site; empty when none did or the mode does not model them.
 	Limits []LimitUse `json:"limits,omitempty"`
+	// LeftOut are the calls of the profiled packages that were not
+	// instrumented although their callees loop or make calls, so that
+	// they may carry a real share of their caller's time, which the
+	// caller's site is charged with.
+	LeftOut []LeftOutCall `json:"left_out,omitempty"`
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`

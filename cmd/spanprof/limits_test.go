@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,5 +115,51 @@ func TestRunGroupLimitVerdict(t *testing.T) {
 	l := report.BoundingLimit(p)
 	if l == nil || l.N != 2 || l.Kind != "errgroup SetLimit" || l.Waits != 6 {
 		t.Errorf("bounding limit %+v, want SetLimit(2) with 6 waits (spawns 3 to 8)", l)
+	}
+}
+
+// leftOutMain calls two functions that the compiler inlines: normalize,
+// which calls into another package, and add, which calls nothing.
+const leftOutMain = `package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+func normalize(s string) string { return strings.ToLower(s) }
+
+func add(a, b int) int { return a + b }
+
+func main() {
+	fmt.Println(normalize("  Hello "), add(1, 2))
+}
+`
+
+// TestRunLeftOut (issue 15): the summary, the profile and the report name
+// a call left out that may carry work (an inlined callee that makes
+// calls), by file:line and callee, and never one that cannot (a
+// straight-line callee that calls nothing).
+func TestRunLeftOut(t *testing.T) {
+	needGo(t)
+	t.Parallel()
+	dir := module(t, map[string]string{"main.go": leftOutMain})
+	code, stdout, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
+	if code != exitOK {
+		t.Fatalf("status %d\n%s", code, stderr)
+	}
+	if out := strings.Join(strings.Fields(stdout+stderr), " "); !strings.Contains(out, "Not instrumented: 1 call that may carry work, charged to the sites that call them: main.go:13 main.normalize (the compiler inlines the callee).") {
+		t.Errorf("the report does not name normalize:\n%s", out)
+	}
+	if !strings.Contains(stderr, "left out where they may carry work: main.go:13 main.normalize\n") {
+		t.Errorf("the summary does not name normalize alone:\n%s", stderr)
+	}
+	p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []spanprofile.LeftOutCall{{File: "main.go", Line: 13, Column: 14, Func: "main.normalize", Caller: "main.main", Why: "the compiler inlines the callee"}}
+	if !slices.Equal(p.LeftOut, want) {
+		t.Errorf("profile's left-out calls %+v, want %+v", p.LeftOut, want)
 	}
 }

@@ -43,14 +43,20 @@ func (pl *planner) planUnit() *plan {
 	for _, c := range pl.res.Calls {
 		items = append(items, item{pos: c.Node.Pos(), call: c})
 	}
+	for _, c := range pl.externalCalls() {
+		items = append(items, item{pos: c.Node.Pos(), call: c})
+	}
 	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(pl.fset, a.pos, b.pos) })
 	for _, it := range items {
 		if pl.fileOf(it.pos) == nil {
 			continue
 		}
-		if it.spawn != nil {
+		switch {
+		case it.spawn != nil:
 			pl.planSpawn(it.spawn)
-		} else {
+		case it.call.Callee.Node == nil:
+			pl.planExternal(it.call) // a call into another package (planext.go)
+		default:
 			pl.planCall(it.call)
 		}
 	}

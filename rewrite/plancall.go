@@ -126,6 +126,9 @@ func hasLoop(f *forkjoin.Func) bool {
 // skip counts a call not instrumented, and lists it where it may carry
 // work (leftOutMatters).
 func (pl *planner) skip(c *forkjoin.Call, why string) {
+	if c.Callee.Node == nil {
+		return // a call into another package: only those admitted are counted (planext.go)
+	}
 	if pl.stats.CallsSkipped == nil {
 		pl.stats.CallsSkipped = make(map[string]int)
 	}
@@ -185,6 +188,9 @@ func (pl *planner) makesCalls(f *forkjoin.Func) bool {
 // callSite adds the site of an instrumented call.
 func (pl *planner) callSite(c *forkjoin.Call) dst.Expr {
 	pl.stats.Calls++
+	if c.Callee.Node == nil {
+		pl.stats.CallsOut++
+	}
 	return pl.addSite(pl.fileOf(c.Node.Pos()), c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
 }
 

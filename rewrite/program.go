@@ -108,6 +108,7 @@ type Stats struct {
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
 	Semaphores        int // buffered-channel semaphores around spawns, modelled as limits
+	CallsOut          int // of Calls, calls into other packages (planext.go)
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
@@ -136,6 +137,7 @@ func (s *Stats) add(t Stats) {
 	s.Waits += t.Waits
 	s.Calls += t.Calls
 	s.Semaphores += t.Semaphores
+	s.CallsOut += t.CallsOut
 	s.CallsArgsInside += t.CallsArgsInside
 	s.LeftOut = append(s.LeftOut, t.LeftOut...)
 	s.LineConflicts += t.LineConflicts

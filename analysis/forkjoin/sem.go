@@ -128,7 +128,7 @@ func (c *collector) stmtList(s *Spawn) ([]ast.Stmt, int) {
 	return list, at
 }
 
-// sendBefore returns the send on a buffered-able channel nearest before
+// sendBefore returns the send on a channel nearest before
 // list[i], with nothing between but simple statements (wg.Add(1), an
 // assignment, a declaration) that cannot receive from it; nil if none.
 func (c *collector) sendBefore(list []ast.Stmt, i int) *ast.SendStmt {

@@ -36,8 +36,8 @@ import (
 //   - the callee is a static function or method: not a function value or
 //     an interface method, whose code is not known, and not of the
 //     packages whose calls are the fork/join idioms or the runtime's
-//     (sync, sync/atomic, errgroup, parlib, runtime, unsafe), nor os.Exit,
-//     which the rewriter wraps;
+//     (sync, sync/atomic, errgroup, parlib, runtime, unsafe) or output,
+//     set-up and errors (fmt, log, os, io, bufio, flag, errors, time);
 //   - the call is not deferred, not a go statement's, and sits where an
 //     instrumented call can go (planCall's forms).
 //
@@ -46,10 +46,15 @@ import (
 // (it inlines slices.Sort, whose sort it does not).
 
 // excludedPkgs are the packages whose calls are never instrumented as
-// calls into another package: the idioms' and the runtime's.
+// calls into another package: the idioms' and the runtime's, and those of
+// output, set-up and errors (fmt, log, os, io, bufio, flag, errors, time),
+// which a fork/join program's main calls around its work: their rows would
+// have no share in almost every profile, and what time they take is I/O or
+// waiting that no change to the fork/join structure helps.
 var excludedPkgs = map[string]bool{
 	"sync": true, "sync/atomic": true, "runtime": true, "unsafe": true,
 	"golang.org/x/sync/errgroup": true, forkjoin.ParlibPath: true, shadowPath: true,
+	"fmt": true, "log": true, "os": true, "io": true, "bufio": true, "flag": true, "errors": true, "time": true,
 }
 
 // externalCalls returns the calls into other packages that the rule above
@@ -89,9 +94,6 @@ func (pl *planner) externalCalls() []*forkjoin.Call {
 func (pl *planner) externalCallee(call *ast.CallExpr) string {
 	fn := typeutil.StaticCallee(pl.info, call)
 	if fn == nil || fn.Pkg() == nil || fn.Pkg() == pl.u.pkg.Types || excludedPkgs[fn.Pkg().Path()] {
-		return ""
-	}
-	if fn.Pkg().Path() == "os" && fn.Name() == "Exit" {
 		return ""
 	}
 	if fn.Pkg().Path() == pl.u.pkg.PkgPath {

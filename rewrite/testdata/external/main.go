@@ -1,6 +1,6 @@
 // Calls into other packages: instrumented in fork/join code, outside
 // loops, when an operand is data; left as they are in loops, with only
-// numbers for operands, and in set-up code.
+// numbers for operands, in set-up code, and for output (fmt).
 package main
 
 import (

@@ -190,6 +190,8 @@ type engine struct {
 	// map.
 	limits    map[unsafe.Pointer]int
 	hasLimits atomic.Bool
+	// slotWaits is what the limits did, by spawn site (limit.go).
+	slotWaits map[SiteID]*spanprofile.LimitUse
 
 	// owner is the goroutine whose events the engine takes (gate.go), 0
 	// while no one holds it (between tests); home is the goroutine that

@@ -91,6 +91,8 @@ func startWatchdog() {
 }
 
 func watch() {
+	// othersRunnable tells the watchdog's own thread from the program's.
+	runtime.LockOSThread()
 	var last string // the last deadlock seen, or ""
 	var since time.Time
 	quiet := 0
@@ -119,7 +121,11 @@ func watch() {
 		// stack stops the world, so do it only when the process was
 		// idle since the last look: a program at work is never paused.
 		// The look's own work is not the program's.
-		if processCPU()-cpu > watchInterval/20 {
+		// A process starved by other processes' load can use little CPU
+		// and still have runnable threads (in parallel mode, a hundred
+		// thousand goroutines, whose dump stops the world for seconds):
+		// one that has is not deadlocked.
+		if processCPU()-cpu > watchInterval/20 || othersRunnable() {
 			last, quiet = "", 0
 		} else {
 			look()
@@ -228,8 +234,14 @@ func goroutineID() string {
 	return ""
 }
 
+//
+// Each try stops the world, so the first is sized for the goroutines there
+// are (a few hundred bytes each in a fork/join program) rather than grown
+// from a small buffer by doubling: parallel mode can have a hundred
+// thousand goroutines blocked in waits, and a dozen dumps of them took
+// seconds.
 func allStacks() string {
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, max(1<<16, 1024*runtime.NumGoroutine()))
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {

@@ -38,7 +38,7 @@ import (
 type parallel struct {
 	on    atomic.Bool
 	mu    sync.Mutex
-	byG   map[uintptr]*gstate
+	byG   gtable
 	live  int  // goroutines spawned for real and not ended
 	every bool // parallel mode: every spawn runs for real
 	// locked counts the goroutines that hold a thread of their own for
@@ -59,11 +59,8 @@ var maxLocked int32 = 1000
 // can be in flight.
 func (e *engine) enablePar() {
 	e.par.mu.Lock()
-	if e.par.byG == nil {
-		e.par.byG = make(map[uintptr]*gstate)
-	}
 	if e.root.g != 0 {
-		e.par.byG[e.root.g] = e.root
+		e.par.byG.put(e.root.g, e.root)
 	}
 	e.par.every = e.par.every || e.cfg.Mode == parallelMode
 	e.par.on.Store(true)
@@ -94,17 +91,19 @@ func (e *engine) read() uint64 {
 // the run is over.
 func (e *engine) lock(now uint64, site SiteID) *gstate {
 	g := getg()
+	st := e.par.byG.get(g) // before the lock: only g changes its entry
 	e.par.mu.Lock()
-	st := e.par.byG[g]
 	if st == nil && g == e.home && e.owner.Load() == 0 && !e.stopped {
 		// The goroutine that started the run takes the engine back
 		// after the tests (hold.go), and starts a strand there.
 		e.par.mu.Unlock()
 		e.retakeHome()
 		e.par.mu.Lock()
-		if st = e.par.byG[g]; st != nil {
+		if st = e.par.byG.get(g); st != nil {
 			now = st.last
 		}
+	} else if st != nil && st.g != g {
+		st = nil // a hand-over took the root state from g meanwhile
 	}
 	if st == nil || e.stopped {
 		e.par.mu.Unlock()
@@ -167,7 +166,7 @@ func (e *engine) beforeWait() uint64 {
 	}
 	var now uint64
 	e.par.mu.Lock()
-	if st := e.par.byG[getg()]; st != nil {
+	if st := e.par.byG.get(getg()); st != nil {
 		now = st.m.Read()
 	}
 	e.par.mu.Unlock()
@@ -260,8 +259,7 @@ func (e *engine) startG(c *gstate) {
 	g := getg()
 	e.par.mu.Lock()
 	c.g = g
-	c.prev = e.par.byG[g]
-	e.par.byG[g] = c
+	c.prev = e.par.byG.put(g, c)
 	e.par.mu.Unlock()
 	c.last = c.m.Read()
 }
@@ -319,9 +317,9 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 		e.cur = e.root
 	}
 	if c.prev != nil {
-		e.par.byG[c.g] = c.prev
+		e.par.byG.put(c.g, c.prev)
 	} else {
-		delete(e.par.byG, c.g)
+		e.par.byG.del(c.g, c)
 	}
 	c.prev = nil
 	e.par.mu.Unlock()

@@ -234,7 +234,6 @@ func goroutineID() string {
 	return ""
 }
 
-//
 // Each try stops the world, so the first is sized for the goroutines there
 // are (a few hundred bytes each in a fork/join program) rather than grown
 // from a small buffer by doubling: parallel mode can have a hundred

@@ -1,6 +1,9 @@
 package shadow
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // gtable finds a goroutine's shadow state in parallel accounting by the
 // address of its g (getg), without the engine's lock and without a Go map:
@@ -8,8 +11,9 @@ import "sync/atomic"
 // the lock was a share of every event's cost.
 //
 // It is open addressing with linear probing over atomic words. Writers
-// (startG, endG, a hand-over of the root state) hold the engine's lock, so
-// there is one writer at a time; readers take no lock. A reader looks up
+// (startG, endG, a hand-over of the root state) take the table's own lock,
+// not the engine's, so that a goroutine's start takes no turn at the
+// engine; readers take no lock. A reader looks up
 // only its own goroutine, whose entry that goroutine made (or, for the
 // root state, a hand-over made before the goroutine's events) and which
 // only it removes, except that a hand-over removes the old holder's: then
@@ -19,7 +23,8 @@ import "sync/atomic"
 // a reader still on the old one finds its own entry there, unchanged.
 type gtable struct {
 	cur  atomic.Pointer[gslots]
-	live int // entries, for the tests
+	mu   sync.Mutex // writers
+	live int        // entries, for the tests
 }
 
 type gslots struct {
@@ -57,8 +62,9 @@ func (t *gtable) get(g uintptr) *gstate {
 }
 
 // put makes st the state of g and returns the one it replaces, or nil.
-// The caller holds the engine's lock.
 func (t *gtable) put(g uintptr, st *gstate) *gstate {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s := t.cur.Load()
 	if s == nil || 2*(s.used+1) > len(s.keys) {
 		s = t.rebuild(s)
@@ -80,8 +86,9 @@ func (t *gtable) put(g uintptr, st *gstate) *gstate {
 }
 
 // del removes g's entry, if st is its state, and reports whether it did.
-// The caller holds the engine's lock.
 func (t *gtable) del(g uintptr, st *gstate) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s := t.cur.Load()
 	if s == nil {
 		return false

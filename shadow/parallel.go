@@ -256,11 +256,11 @@ func (e *engine) startG(c *gstate) {
 	if e.cfg.PerThread && e.cfg.Open != nil {
 		e.ownMeasure(c)
 	}
+	// The state is the goroutine's alone until it is in the table: only
+	// the table's lock, no turn at the engine's.
 	g := getg()
-	e.par.mu.Lock()
 	c.g = g
 	c.prev = e.par.byG.put(g, c)
-	e.par.mu.Unlock()
 	c.last = c.m.Read()
 }
 
@@ -293,8 +293,9 @@ func (e *engine) ownMeasure(c *gstate) {
 // nothing if obj is nil.
 func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 	now := c.m.Read()
-	closeM := c.close // c may be reused once the lock is released
-	c.close = nil
+	// c may be reused once the lock is released.
+	closeM, g, prev := c.close, c.g, c.prev
+	c.close, c.prev = nil, nil
 	e.par.mu.Lock()
 	if !e.stopped {
 		e.cur = c
@@ -316,13 +317,14 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 		e.reap(c)
 		e.cur = e.root
 	}
-	if c.prev != nil {
-		e.par.byG.put(c.g, c.prev)
-	} else {
-		e.par.byG.del(c.g, c)
-	}
-	c.prev = nil
 	e.par.mu.Unlock()
+	// Only g looks its entry up, and it is here: the entry can go after
+	// the lock, even if c is reused meanwhile (del checks that it is c's).
+	if prev != nil {
+		e.par.byG.put(g, prev)
+	} else {
+		e.par.byG.del(g, c)
+	}
 	if closeM != nil {
 		closeM()
 		runtime.UnlockOSThread()

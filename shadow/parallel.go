@@ -8,8 +8,9 @@ import (
 )
 
 // Parallel accounting (docs/modes.md, TaskProf §3): goroutines run for real, each
-// with a shadow state of its own (gstate), and every event takes the engine's
-// lock. A spawned goroutine starts from a copy of its parent's span, burdened
+// with a shadow state of its own (gstate), found by goroutine in a table read
+// without a lock (gtable.go), and every event but a call takes the engine's
+// lock (calls wait in a buffer of the goroutine's: callBuf, below). A spawned goroutine starts from a copy of its parent's span, burdened
 // span and path profile at the spawn (an O(1) share of the persistent prof)
 // and of its parent's per-site activity, so that its invocations fold and
 // count as top-call-site and top-caller exactly as they would inline. It
@@ -34,7 +35,8 @@ import (
 // assists): the clock measures the goroutine's wall time between events.
 
 // parallel is the engine's parallel accounting: on says it is in force, and
-// then mu guards all of the engine, and byG finds each goroutine's state.
+// then mu guards all of the engine but the goroutines' buffered calls, and
+// byG finds each goroutine's state.
 type parallel struct {
 	on    atomic.Bool
 	mu    sync.Mutex

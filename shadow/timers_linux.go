@@ -57,29 +57,3 @@ func pendingTimers() int {
 	}
 	return 0
 }
-
-// othersRunnable reports whether a thread of the process other than the
-// calling one is running or waiting for a CPU (state R in
-// /proc/self/task/TID/stat): in a deadlocked process every thread sleeps.
-// It reports false where it cannot tell.
-func othersRunnable() bool {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return false
-	}
-	self := strconv.Itoa(syscall.Gettid())
-	for _, t := range tasks {
-		if t.Name() == self {
-			continue
-		}
-		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/stat")
-		if err != nil {
-			continue // the thread is gone
-		}
-		// pid (comm) state ...: comm may hold spaces and parentheses.
-		if i := strings.LastIndexByte(string(data), ')'); i > 0 && i+2 < len(data) && data[i+2] == 'R' {
-			return true
-		}
-	}
-	return false
-}

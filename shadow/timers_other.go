@@ -10,6 +10,3 @@ func pause(d time.Duration) { time.Sleep(d) }
 // pendingTimers cannot tell whether a Go timer is pending here: the
 // watchdog then stops only serial mode's own deadlocks (watchdog.go).
 func pendingTimers() int { return -1 }
-
-// othersRunnable cannot tell here whether another thread is runnable.
-func othersRunnable() bool { return false }

@@ -91,8 +91,6 @@ func startWatchdog() {
 }
 
 func watch() {
-	// othersRunnable tells the watchdog's own thread from the program's.
-	runtime.LockOSThread()
 	var last string // the last deadlock seen, or ""
 	var since time.Time
 	quiet := 0
@@ -121,11 +119,7 @@ func watch() {
 		// stack stops the world, so do it only when the process was
 		// idle since the last look: a program at work is never paused.
 		// The look's own work is not the program's.
-		// A process starved by other processes' load can use little CPU
-		// and still have runnable threads (in parallel mode, a hundred
-		// thousand goroutines, whose dump stops the world for seconds):
-		// one that has is not deadlocked.
-		if processCPU()-cpu > watchInterval/20 || othersRunnable() {
+		if processCPU()-cpu > watchInterval/20 {
 			last, quiet = "", 0
 		} else {
 			look()

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -140,34 +139,6 @@ func TestPendingTimers(t *testing.T) {
 	cmd.Env = append(os.Environ(), "SHADOW_TIMERS_CHILD=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
-	}
-}
-
-// TestOthersRunnable: a thread busy on a CPU is seen runnable, so the
-// watchdog takes no stack dump while the program computes.
-func TestOthersRunnable(t *testing.T) {
-	if runtime.GOOS != "linux" || !goroutineCheck {
-		t.Skip("othersRunnable cannot tell here")
-	}
-	var stop atomic.Bool
-	done := make(chan bool)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		for !stop.Load() {
-		}
-		done <- true
-	}()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	seen := false
-	for deadline := time.Now().Add(5 * time.Second); !seen && time.Now().Before(deadline); {
-		seen = othersRunnable()
-	}
-	stop.Store(true)
-	<-done
-	if !seen {
-		t.Error("othersRunnable never saw the spinning thread")
 	}
 }
 

@@ -128,7 +128,14 @@ func (e *engine) lock(now uint64, site SiteID) *gstate {
 // unlock releases the engine and starts the goroutine's next strand.
 func (e *engine) unlock(st *gstate) {
 	e.par.mu.Unlock()
+	if st == e.root {
+		st.last = st.m.Read()
+		return
+	}
+	// Under the buffer's lock: stop may replay the buffer meanwhile.
+	st.calls.mu.Lock()
 	st.last = st.m.Read()
+	st.calls.mu.Unlock()
 }
 
 // The par methods take the events of the calling goroutine, whose function
@@ -428,9 +435,10 @@ func (e *engine) resume(p *gstate) {
 //
 // The goroutine that holds the engine (the root state, hold.go) does not
 // buffer: a hand-over moves its state from goroutine to goroutine. A
-// goroutine still running when the run stops ends at its last event that
-// took the lock, as before: its buffered calls are dropped (endG, or the
-// flush of a full buffer that finds the run stopped).
+// goroutine still running when the run stops ends at its last event, a
+// buffered call too: stop replays its buffer. Calls it buffers after that
+// are dropped (endG, or the flush of a full buffer that finds the run
+// stopped).
 
 // callBufSize is how many calls a goroutine buffers before it takes the
 // lock to hand them over.
@@ -445,8 +453,9 @@ type callEvent struct {
 }
 
 // callBuf is a goroutine's buffered calls. The goroutine appends to it
-// and, under the engine's lock, replays it; mu orders both with stop, which
-// drops the calls of the goroutines still running.
+// and, under the engine's lock, replays it; mu orders both, and the
+// goroutine's start of a strand after the lock (unlock), with stop, which
+// replays the calls of the goroutines still running.
 type callBuf struct {
 	mu  sync.Mutex
 	evs []callEvent

@@ -121,8 +121,9 @@ type gstate struct {
 	dead       bool   // the goroutine ended, and some kids are still live
 
 	m     reader
-	close func() // closes m if the goroutine opened it
-	last  uint64 // the measure at the end of the goroutine's last event
+	calls callBuf // parallel accounting: calls not yet taken (parallel.go)
+	close func()  // closes m if the goroutine opened it
+	last  uint64  // the measure at the end of the goroutine's last event
 	g     uintptr
 	prev  *gstate // the state g had before this one, restored at the end
 }

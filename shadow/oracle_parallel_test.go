@@ -269,8 +269,8 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	close(finished)
 	got := e.stop()
 	compareWithOracle(t, seed, got, want)
-	if e.par.live != 0 || len(e.par.byG) != 1 {
-		t.Errorf("seed %d: %d goroutines live and %d states registered after the run, want 0 and 1", seed, e.par.live, len(e.par.byG))
+	if e.par.live != 0 || e.par.byG.live != 1 {
+		t.Errorf("seed %d: %d goroutines live and %d states registered after the run, want 0 and 1", seed, e.par.live, e.par.byG.live)
 	}
 }
 

@@ -60,6 +60,9 @@ func (e *engine) slotAt(obj unsafe.Pointer, d uintptr) {
 	v := acc.lanes[first]
 	acc.lanes = append(acc.lanes[:first], acc.lanes[first+1:]...)
 	e.follow(v)
+	if e.wi != nil {
+		e.wi.slot(obj, &e.cur.tasks[len(e.cur.tasks)-1])
+	}
 	e.restart()
 }
 

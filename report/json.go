@@ -61,6 +61,11 @@ type Summary struct {
 	Trace     *spanprofile.TraceInfo    `json:"trace,omitempty"`
 	Functions []FunctionSummary         `json:"functions,omitempty"`
 	Tasks     []spanprofile.TaskSummary `json:"tasks,omitempty"`
+	// WhatIf is the what-if profile (docs/what-if.md): per target and
+	// factor, then for all the targets together, the run had the
+	// target's strands taken 1/factor of their time; absent without
+	// targets.
+	WhatIf []WhatIfSummary `json:"what_if,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -101,6 +106,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Trust:       p.Trust,
 		NotProfiled: notProfiled(p),
 		Trace:       p.Trace, Functions: Functions(p), Tasks: p.Tasks,
+		WhatIf:      whatIfSummaries(p, opts.procs()),
 	}
 	if p.Partial() {
 		s.Ended = p.Ended

@@ -48,6 +48,7 @@ func TestRoundTrip(t *testing.T) {
 		"empty":     spanprofiletest.Empty(),
 		"zero":      {},
 		"root-site": kindRoot,
+		"what-if":   spanprofiletest.WhatIf(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -19,6 +19,7 @@ import (
 	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/report"
 	"github.com/spanprof/spanprof/rewrite"
+	"github.com/spanprof/spanprof/shadow"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -69,6 +70,17 @@ The flags of run, test and build are:
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on the machine that runs the program).
+	-whatif targets|off
+		what-if profile: for each target, comma-separated, and for all of
+		them together, the work, span and parallelism the run would have
+		had if the target's strands took a half, a quarter, an eighth and
+		none of their time. A target is a site (file:line or
+		file:line:column, the file relative to the module root or any tail
+		of that path), a function (main.prepare: its instrumented calls and
+		spawns) or a region (region.Begin's name). Without -whatif, run
+		estimates the top five sites of the span profile: a second run of
+		the program, after the first found them; off skips it. See
+		docs/what-if.md.
 	-a
 		rewrite the packages anew rather than take the rewrite from the
 		cache (see below), and cache the new one.
@@ -183,7 +195,8 @@ type profFlags struct {
 	out, mode, measure string
 	burden             time.Duration
 	count              countFlag
-	fresh              bool // -a
+	fresh              bool   // -a
+	whatif             string // -whatif: targets, off, or "" for run's top five
 }
 
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
@@ -194,6 +207,7 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
 	fs.BoolVar(&f.fresh, "a", false, "rewrite the packages anew instead of taking the rewrite from the cache")
+	fs.StringVar(&f.whatif, "whatif", "", "estimate the run with `targets` (file:line, function or region names, comma-separated) faster; off: none (default: run's top five sites)")
 	return f
 }
 
@@ -207,6 +221,11 @@ func (f *profFlags) check() error {
 	}
 	if f.burden < 0 {
 		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)
+	}
+	if f.whatif != "" && f.whatif != "off" {
+		if _, err := shadow.ParseTargets(f.whatif); err != nil {
+			return fmt.Errorf("-whatif: %v", err)
+		}
 	}
 	if f.mode == "trace" {
 		return f.checkTrace("")
@@ -235,6 +254,9 @@ func (f *profFlags) env(out string) []string {
 	}
 	if f.burden > 0 {
 		env = append(env, "SPANPROF_BURDEN="+f.burden.String())
+	}
+	if f.whatif != "" && f.whatif != "off" {
+		env = append(env, shadow.EnvWhatIf+"="+f.whatif)
 	}
 	return env
 }
@@ -476,7 +498,8 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	// The first run's stderr goes through progErr, whose last line says why
 	// a program that refused to start did.
 	progErr := &tailWriter{w: stderr}
-	for k := 1; ; k++ {
+	k := 1
+	for ; ; k++ {
 		cmd := exec.Command(bin, progArgs...)
 		cmd.Env = append(pf.env(out), runs.env(k)...)
 		var later bytes.Buffer
@@ -497,6 +520,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		if !more {
 			break
 		}
+	}
+	if runErr == nil && pf.whatif == "" && pf.mode != "elision" {
+		runErr = autoWhatIf(in, bin, progArgs, pf, runs, k+1, out, stderr)
 	}
 	code := exitOK
 	if runErr != nil {

@@ -106,7 +106,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Trust:       p.Trust,
 		NotProfiled: notProfiled(p),
 		Trace:       p.Trace, Functions: Functions(p), Tasks: p.Tasks,
-		WhatIf:      whatIfSummaries(p, opts.procs()),
+		WhatIf: whatIfSummaries(p, opts.procs()),
 	}
 	if p.Partial() {
 		s.Ended = p.Ended

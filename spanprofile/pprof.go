@@ -224,7 +224,7 @@ func (p *Profile) comments() []string {
 		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
 		NotProfiled: p.NotProfiled,
 		Trace:       p.Trace, Tasks: p.Tasks,
-		WhatIf:      p.WhatIf,
+		WhatIf: p.WhatIf,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {

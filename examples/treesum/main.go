@@ -18,9 +18,17 @@
 // gain, the span shrinking by about (1-1/k) of the build's time, while making
 // sum faster barely moves it.
 //
+// The what-if case study (docs/what-if.md): -cost gives the construction
+// work of its own per node, rounds of a hash standing in for the parsing or
+// decoding a real program does to make each node. The construction at
+// -cost 8 does about half the work of -cost 16 (the allocation and linking
+// of the nodes do not halve), so the what-if profile of main.build at ÷2
+// at -cost 16 predicts the parallelism measured at -cost 8
+// (examples/acceptance_test.go checks it within 10%).
+//
 // Usage:
 //
-//	treesum [-n nodes] [-depth levels] [-serial]
+//	treesum [-n nodes] [-depth levels] [-cost rounds] [-serial]
 //
 // With -serial it sums the tree with a plain recursive function, the
 // sequential baseline for speedup measurements. Either way it checks the sum
@@ -53,6 +61,7 @@ func run(args []string, stdout io.Writer) error {
 	n := fs.Int("n", 12_000_000, "build a tree of `n` nodes")
 	depth := fs.Int("depth", 12, "spawn in the top `levels` of the tree and sum below them serially")
 	serial := fs.Bool("serial", false, "sum with no goroutines, the sequential baseline")
+	cost := fs.Int("cost", 0, "make each node cost `rounds` of a hash more to construct")
 	fs.Parse(args)
 	if *n < 0 {
 		return fmt.Errorf("-n %d: must not be negative", *n)
@@ -60,7 +69,11 @@ func run(args []string, stdout io.Writer) error {
 	if *depth < 0 {
 		return fmt.Errorf("-depth %d: must not be negative", *depth)
 	}
+	if *cost < 0 {
+		return fmt.Errorf("-cost %d: must not be negative", *cost)
+	}
 
+	buildCost = *cost
 	t := build(0, *n)
 	var got uint64
 	if *serial {
@@ -82,8 +95,12 @@ func run(args []string, stdout io.Writer) error {
 // A node is a node of a binary tree of integers.
 type node struct {
 	val         uint64
+	tag         uint64 // what constructing it cost: the hash of its key, buildCost rounds (-cost)
 	left, right *node
 }
+
+// buildCost is the rounds of hashing that constructing a node costs (-cost).
+var buildCost int
 
 // build returns a balanced tree with one node for each key in [lo, hi), in
 // key order, holding value(key).
@@ -94,9 +111,23 @@ func build(lo, hi int) *node {
 	mid := lo + (hi-lo)/2
 	return &node{
 		val:   value(mid),
+		tag:   hash(uint64(mid), buildCost),
 		left:  build(lo, mid),
 		right: build(mid+1, hi),
 	}
+}
+
+// hash applies the finalizer of value to x rounds times: work that the
+// compiler cannot drop, whose result is kept.
+func hash(x uint64, rounds int) uint64 {
+	for range rounds {
+		x ^= x >> 30
+		x *= 0xbf58476d1ce4e5b9
+		x ^= x >> 27
+		x *= 0x94d049bb133111eb
+		x ^= x >> 31
+	}
+	return x
 }
 
 // sum returns the sum of the values in t, summing the left and right

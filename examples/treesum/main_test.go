@@ -17,6 +17,7 @@ func TestRun(t *testing.T) {
 		{"-n", "1000", "-depth", "3"},
 		{"-n", "1000", "-depth", "64"},
 		{"-n", "100000"},
+		{"-n", "1000", "-cost", "3"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var par, ser bytes.Buffer
@@ -37,7 +38,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-n", "-1"}, {"-depth", "-1"}} {
+	for _, args := range [][]string{{"-n", "-1"}, {"-depth", "-1"}, {"-cost", "-1"}} {
 		if err := run(args, new(bytes.Buffer)); err == nil {
 			t.Errorf("run(%q) succeeded, want an error", args)
 		}

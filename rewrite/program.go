@@ -107,6 +107,7 @@ type Stats struct {
 	SpawnsGoroutine   int // spawns that run as goroutines in serial mode too (see the warnings)
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
+	Regions           int // regions (package region) instrumented
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
@@ -131,6 +132,7 @@ func (s *Stats) add(t Stats) {
 	s.Signals += t.Signals
 	s.Waits += t.Waits
 	s.Calls += t.Calls
+	s.Regions += t.Regions
 	s.CallsArgsInside += t.CallsArgsInside
 	s.LineConflicts += t.LineConflicts
 	for k, v := range t.CallsSkipped {
@@ -153,7 +155,11 @@ func (s Stats) Skipped() int {
 // String summarizes the counts in one line.
 func (s Stats) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s, %s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"))
+	regions := ""
+	if s.Regions > 0 {
+		regions = ", " + plural(s.Regions, "region")
+	}
+	fmt.Fprintf(&b, "%s, %s, %s%s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"), regions)
 	if s.SpawnsGoroutine > 0 {
 		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))
 	}
@@ -190,7 +196,7 @@ func plural(n int, thing string) string {
 
 // runtimePackages are the packages of this module that are the runtime or
 // that the runtime imports: rewriting them would instrument the profiler.
-var runtimePackages = []string{"shadow", "perf", "spanprofile", "parlib"}
+var runtimePackages = []string{"shadow", "perf", "spanprofile", "parlib", "region"}
 
 // SpanprofModule is the module path of spanprof, whose runtime packages are
 // never rewritten.

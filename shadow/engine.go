@@ -38,7 +38,7 @@ type config struct {
 	// subtracted from every strand (Cilkprof §7's compensation).
 	Overhead int64
 	// WhatIf are the targets of the what-if profile (whatif.go), and
-	// Factors its factors (nil: DefaultFactors).
+	// Factors its factors (nil: defaultFactors).
 	WhatIf  []string
 	Factors []int64
 }
@@ -242,7 +242,7 @@ func newEngine(cfg config, tab *siteTable) *engine {
 	if len(cfg.WhatIf) > 0 {
 		factors := cfg.Factors
 		if factors == nil {
-			factors = DefaultFactors
+			factors = defaultFactors
 		}
 		e.wi = newWhatIf(cfg.WhatIf, factors)
 		e.wi.resolve(tab)

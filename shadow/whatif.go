@@ -44,9 +44,9 @@ import (
 // Everything lives behind engine.wi, nil in a run without targets: the
 // engine's hooks are one nil check each.
 
-// DefaultFactors are the factors of a what-if profile: 0 stands for ∞,
+// defaultFactors are the factors of a what-if profile: 0 stands for ∞,
 // strands that take no time.
-var DefaultFactors = []int64{2, 4, 8, 0}
+var defaultFactors = []int64{2, 4, 8, 0}
 
 // whatIf is the state of a run's what-if profile.
 type whatIf struct {

@@ -79,7 +79,8 @@ The flags of run, test and build are:
 		of that path), a function (main.prepare: its instrumented calls and
 		spawns) or a region (region.Begin's name). Without -whatif, run
 		estimates the top five sites of the span profile: a second run of
-		the program, after the first found them; off skips it. See
+		the program, after the first found them; off skips it. build does
+		not take it: run the binary with SPANPROF_WHATIF=targets. See
 		docs/what-if.md.
 	-a
 		rewrite the packages anew rather than take the rewrite from the
@@ -92,8 +93,9 @@ builds without loading or rewriting anything. SPANPROF_CACHE=off turns the
 cache off; removing the directory clears it. Entries unused for 5 days go,
 and the oldest go past 1 GiB.
 
-An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
-SPANPROF_BURDEN from its environment; spanprof run and test set them.
+An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE,
+SPANPROF_BURDEN and SPANPROF_WHATIF from its environment; spanprof run and
+test set them.
 
 Before anything is loaded, rewritten, built or run, run, test and build
 check that the measure opens on this machine (run and test: -measure, else
@@ -719,6 +721,11 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	if pf.mode == "trace" {
 		return finish(stdout, stderr, pf.checkTrace("build"))
+	}
+	if pf.whatif != "" {
+		// A region's name may hold spaces, which -ldflags cannot carry
+		// unquoted; the environment carries anything.
+		return finish(stdout, stderr, usageError(c, "-whatif does not apply to build: run the binary with %s=TARGETS", shadow.EnvWhatIf))
 	}
 	if pf.out == "" {
 		return finish(stdout, stderr, usageError(c, "build needs -o BIN"))

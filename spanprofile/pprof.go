@@ -240,10 +240,10 @@ func (p *Profile) comments() []string {
 	}
 	// A line per what-if target, for the eye: its parallelism by factor.
 	for i := 0; i < len(p.WhatIf); {
-		line := fmt.Sprintf("spanprof: what_if target=%q", p.WhatIf[i].Target)
-		for j := i; j < len(p.WhatIf) && p.WhatIf[j].Target == p.WhatIf[i].Target; j++ {
-			line += fmt.Sprintf(" parallelism/%d=%.2f", p.WhatIf[j].Factor, p.WhatIf[j].Parallelism())
-			i = j + 1
+		target := p.WhatIf[i].Target
+		line := fmt.Sprintf("spanprof: what_if target=%q", target)
+		for ; i < len(p.WhatIf) && p.WhatIf[i].Target == target; i++ {
+			line += fmt.Sprintf(" parallelism/%d=%.2f", p.WhatIf[i].Factor, p.WhatIf[i].Parallelism())
 		}
 		lines = append(lines, line)
 	}

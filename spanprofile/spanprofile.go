@@ -48,7 +48,7 @@ const (
 	KindRoot   Kind = "root"   // the program itself: strands outside any instrumented invocation
 	KindSpawn  Kind = "spawn"  // go statement, wg.Go, errgroup Go/TryGo, parlib spawn
 	KindCall   Kind = "call"   // call of an instrumented function
-	KindRegion Kind = "region" // a region of code, measured as a call; nothing generates one yet
+	KindRegion Kind = "region" // a region of package region (region.Begin, region.Do), measured as a call; Func is its name
 	KindFrame  Kind = "frame"  // trace mode: a stack frame, a function at a line
 )
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -305,6 +306,82 @@ func TestWhatIfGroupLimit(t *testing.T) {
 				t.Errorf("trial %d (limit %d, gaps %v works %v sites %v): ÷%d: estimate %d/%d/%d, measured %d/%d/%d",
 					trial, k, gaps, works, at, w.Factor, w.Work, w.Span, w.BurdenedSpan, real.Work, real.Span, real.BurdenedSpan)
 			}
+		}
+	}
+}
+
+// TestWhatIfParallel: in parallel accounting, where spawned children run
+// as goroutines of their own that start from their parent's estimates and
+// active invocations, every estimate still equals the serial engine's
+// measurement of the program with the target's strands divided.
+func TestWhatIfParallel(t *testing.T) {
+	n := 500
+	if testing.Short() {
+		n = 100
+	}
+	for seed := uint64(0); seed < uint64(n); seed++ {
+		checkWhatIfParallel(t, seed)
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func checkWhatIfParallel(t *testing.T, seed uint64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 17))
+	p := genProgram(r)
+	burden := int64(r.IntN(6))
+	fuel := 60 + r.IntN(200)
+	w0, w1 := int64(r.IntN(3)), int64(r.IntN(3))
+	targets, sets := randomTargets(r, p)
+	factors := []int64{2, 4, 8, 0}
+	unit := lcm(factors)
+	times := func(d int64) int64 { return d * unit }
+
+	// As checkParallelAgainstOracle: a serial pass records the schedule,
+	// then goroutines play it into an engine with the targets.
+	rec := &prun{p: p, o: newOracle(p.sites, burden), fuel: fuel, tasks: []*ptask{{}}, scale: times}
+	rec.work(w0)
+	rec.exec(&pcursor{t: rec.tasks[0]}, 0, nil, 0)
+	rec.work(w1)
+	tab := &siteTable{}
+	tab.add(p.sites)
+	m := &goSynthetic{n: map[uintptr]uint64{}}
+	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: parallelMode, Burden: burden, WhatIf: targets, Factors: factors}, tab)
+	pl := &prun{p: p, play: true, e: e, m: m, tasks: rec.tasks, scale: times}
+	pl.cond = sync.NewCond(&pl.mu)
+	pl.work(w0)
+	pl.exec(&pcursor{t: pl.tasks[0]}, 0, nil, 0)
+	pl.work(w1)
+	pl.wg.Wait()
+	got := e.stop()
+
+	if len(targets) > 1 {
+		all := make([]bool, len(p.sites))
+		for _, set := range sets {
+			for i, in := range set {
+				all[i] = all[i] || in
+			}
+		}
+		sets = append(sets, all)
+	}
+	if len(got.WhatIf) != len(sets)*len(factors) {
+		t.Fatalf("seed %d: %d estimates for %d targets", seed, len(got.WhatIf), len(targets))
+	}
+	for k, w := range got.WhatIf {
+		s := &scaler{target: sets[k/len(factors)], factor: factors[k%len(factors)], unit: unit}
+		sm := &synthetic{}
+		se := newEngine(config{Measure: sm, MeasureName: "synthetic", Unit: "count", Burden: burden}, tab)
+		o := newOracle(p.sites, burden)
+		rn := &runner{p: p, ev: []events{s, se, o}, m: sm, o: o, fuel: fuel, scale: s.scale}
+		rn.work(w0)
+		rn.run(0, nil, 0)
+		rn.work(w1)
+		real := se.stop()
+		if w.Work != real.Work || w.Span != real.Span || w.BurdenedSpan != real.BurdenedSpan {
+			t.Errorf("seed %d: %s ÷%d in parallel: estimate %d/%d/%d, measured serially %d/%d/%d",
+				seed, w.Target, w.Factor, w.Work, w.Span, w.BurdenedSpan, real.Work, real.Span, real.BurdenedSpan)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -383,5 +384,21 @@ func checkWhatIfParallel(t *testing.T, seed uint64) {
 			t.Errorf("seed %d: %s ÷%d in parallel: estimate %d/%d/%d, measured serially %d/%d/%d",
 				seed, w.Target, w.Factor, w.Work, w.Span, w.BurdenedSpan, real.Work, real.Span, real.BurdenedSpan)
 		}
+	}
+}
+
+// BenchmarkFibWhatIf is BenchmarkFib with a what-if profile of the call
+// site fib(n-2) (b.go:4): what every event pays with one target and the
+// default factors, next to BenchmarkFib's cost without.
+func BenchmarkFibWhatIf(b *testing.B) {
+	m, err := perf.Open(perf.Clock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newEngine(config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", WhatIf: []string{"b.go:4"},
+		Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
+	defer cpuTimer(b)()
+	for i := 0; i < b.N; i++ {
+		fibEvents(e, 20)
 	}
 }

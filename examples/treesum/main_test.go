@@ -83,3 +83,24 @@ func minHeight(n int) int {
 	}
 	return h
 }
+
+// TestCost: -cost hashes each node's key that many rounds while building
+// (what the what-if case study makes faster or slower), without changing
+// the tree or the sum; -cost 0 hashes nothing.
+func TestCost(t *testing.T) {
+	var lines []string
+	for _, cost := range []string{"0", "4"} {
+		buildTag = 0
+		var out bytes.Buffer
+		if err := run([]string{"-n", "1000", "-cost", cost}, &out); err != nil {
+			t.Fatal(err)
+		}
+		if (buildTag != 0) != (cost != "0") {
+			t.Errorf("-cost %s: the construction's hashes came to %x", cost, buildTag)
+		}
+		lines = append(lines, out.String())
+	}
+	if lines[0] != lines[1] {
+		t.Errorf("-cost changed the result: %q, %q", lines[0], lines[1])
+	}
+}

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	spanprofBin = filepath.Join(dir, "spanprof")
+	// No automatic what-if run in the runs of spanprof run here, unless a
+	// test asks with -whatif: it would double every run's time.
+	os.Setenv("SPANPROF_WHATIF", "off")
 	if runtime.GOOS == "windows" {
 		spanprofBin += ".exe"
 	}

@@ -33,7 +33,7 @@ const (
 )
 
 // EnvWhatIf names the environment variable of the what-if targets,
-// comma-separated (whatif.go); none by default.
+// comma-separated (whatif.go); none by default, or when it says off.
 const EnvWhatIf = "SPANPROF_WHATIF"
 
 // defaultOut is the profile file written when SPANPROF_OUT is not set.
@@ -74,7 +74,7 @@ func optionsFromEnv() (options, error) {
 		}
 		o.Burden = d
 	}
-	if s := os.Getenv(envWhatIf); s != "" {
+	if s := os.Getenv(envWhatIf); s != "" && s != "off" {
 		t, err := ParseTargets(s)
 		if err != nil {
 			return o, fmt.Errorf("spanprof: %s: %v", envWhatIf, err)

@@ -111,9 +111,9 @@
 //		of that path), a function (main.prepare: its instrumented calls and
 //		spawns) or a region (region.Begin's name). Without -whatif, run
 //		estimates the top five sites of the span profile: a second run of
-//		the program, after the first found them; off skips it. build does
-//		not take it: run the binary with SPANPROF_WHATIF=targets. See
-//		docs/what-if.md.
+//		the program, after the first found them; off skips it. The default
+//		is $SPANPROF_WHATIF, targets or off. build does not take it: run
+//		the binary with SPANPROF_WHATIF=targets. See docs/what-if.md.
 //	-a
 //		rewrite the packages anew rather than take the rewrite from the
 //		cache (see below), and cache the new one.

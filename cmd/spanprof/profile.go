@@ -79,9 +79,9 @@ The flags of run, test and build are:
 		of that path), a function (main.prepare: its instrumented calls and
 		spawns) or a region (region.Begin's name). Without -whatif, run
 		estimates the top five sites of the span profile: a second run of
-		the program, after the first found them; off skips it. build does
-		not take it: run the binary with SPANPROF_WHATIF=targets. See
-		docs/what-if.md.
+		the program, after the first found them; off skips it. The default
+		is $SPANPROF_WHATIF, targets or off. build does not take it: run
+		the binary with SPANPROF_WHATIF=targets. See docs/what-if.md.
 	-a
 		rewrite the packages anew rather than take the rewrite from the
 		cache (see below), and cache the new one.
@@ -214,6 +214,16 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 }
 
 // check validates the flags' values.
+// whatIfDefault gives run and test -whatif's default: the environment's
+// targets, or off, so that a script or a test suite that runs spanprof run
+// often can turn the second run off once. (build leaves it to the binary,
+// which reads the same variable.)
+func (f *profFlags) whatIfDefault() {
+	if f.whatif == "" {
+		f.whatif = os.Getenv(shadow.EnvWhatIf)
+	}
+}
+
 func (f *profFlags) check() error {
 	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" && f.mode != "trace" {
 		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision, trace)", f.mode)
@@ -445,6 +455,7 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlags(c, fs, args); err != nil {
 		return finish(stdout, stderr, err)
 	}
+	pf.whatIfDefault()
 	if err := pf.check(); err != nil {
 		return finish(stdout, stderr, err)
 	}
@@ -612,6 +623,7 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlags(c, fs, args); err != nil {
 		return finish(stdout, stderr, err)
 	}
+	pf.whatIfDefault()
 	if err := pf.check(); err != nil {
 		return finish(stdout, stderr, err)
 	}

@@ -139,7 +139,7 @@ func TestRunWhatIf(t *testing.T) {
 	}
 
 	// No -whatif: a second run estimates the top sites.
-	code, _, stderr = spanprofIn(t, dir, offline, "run", "-o", "auto.pb.gz", ".", "--", "1000000")
+	code, _, stderr = spanprofIn(t, dir, append(offline, "SPANPROF_WHATIF="), "run", "-o", "auto.pb.gz", ".", "--", "1000000")
 	if code != exitOK || !strings.Contains(stderr, "what-if: running again to estimate the top") || !strings.Contains(stderr, "4) What if") {
 		t.Fatalf("spanprof run without -whatif: status %d, no automatic what-if:\n%s", code, stderr)
 	}

@@ -24,8 +24,9 @@ lint:
 bench:
 	$(GO) run ./bench
 
-# Microbenchmarks of the hot path: the shadow runtime's events, the prof
-# structure, the measures and parlib.
+# Microbenchmarks of the hot path: the shadow runtime's events (CPU time per
+# op and per event, and instructions where a hardware counter opens), the
+# prof structure, the measures and parlib.
 microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/
 

@@ -78,6 +78,9 @@ func scaleTicks(t, mult uint64) uint64 {
 var (
 	clockOnce sync.Once
 	theClock  Measure
+
+	tscOnce sync.Once
+	theTSC  *tscClock // nil where the TSC is not invariant or did not calibrate
 )
 
 // calibrationWindow is how long the first Open of clock spends calibrating the
@@ -85,14 +88,36 @@ var (
 // (the bracketing error of each end, tens of nanoseconds, over the window).
 const calibrationWindow = 5 * time.Millisecond
 
+// openTSC returns the time-stamp counter scaled to nanoseconds, calibrated on
+// the first call, or nil where it is not invariant (tscInvariant) or its rate
+// is implausible.
+func openTSC() *tscClock {
+	tscOnce.Do(func() {
+		if tscInvariant() {
+			// Where a hypervisor hides RDTSCP, calibrate with bare RDTSC:
+			// pair brackets each nanotime between two reads and keeps the
+			// tightest bracket, which bounds how far an unordered read can
+			// stray, some nanoseconds over a 5 ms window.
+			ticks := rdtsc
+			if hasRDTSCP() {
+				ticks = rdtscp
+			}
+			if mult, hz, ok := calibrateTSC(ticks, nanotime, calibrationWindow); ok {
+				theTSC = &tscClock{mult: mult, hz: hz}
+			}
+		}
+	})
+	return theTSC
+}
+
 // openClock returns the process's clock, choosing and calibrating its path on
 // the first call.
 func openClock() Measure {
 	clockOnce.Do(func() {
 		theClock = nanoClock{}
 		if tscUsable() {
-			if mult, hz, ok := calibrateTSC(rdtscp, nanotime, calibrationWindow); ok {
-				theClock = &tscClock{mult: mult, hz: hz}
+			if t := openTSC(); t != nil {
+				theClock = t
 			}
 		}
 	})

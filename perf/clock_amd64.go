@@ -19,27 +19,39 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 // clocksourcePath names the kernel's current clock source on Linux.
 const clocksourcePath = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
-// tscUsable reports whether the time-stamp counter can serve as a process-wide
-// clock read with RDTSCP.
-//
-// It needs the invariant TSC (CPUID 0x80000007 EDX bit 8, which Linux shows as
-// constant_tsc and nonstop_tsc): a rate that does not change with power states.
-// Invariance alone does not make the counters of different CPUs agree, so on
-// Linux (where /sys is readable) it also needs the kernel to keep time with
-// the TSC, which the kernel does only after checking that the CPUs are
-// synchronized (a VM whose hypervisor may migrate it shows kvm-clock or
-// similar instead). And it needs RDTSCP (CPUID 0x80000001 EDX bit 27, on
-// every x86-64 since 2008): the fenced RDTSC of older processors
-// (MFENCE;LFENCE;RDTSC, 55 ns here) costs more than runtime.nanotime, which
-// then serves better.
-func tscUsable() bool {
+// tscInvariant reports whether the time-stamp counter ticks at a constant
+// rate whatever the power state: the invariant TSC, CPUID 0x80000007 EDX bit
+// 8, which Linux shows as constant_tsc and nonstop_tsc. That is enough for
+// one thread's clock that is checked against the runtime's (the cpu measure,
+// cpu.go); the process-wide clock needs more (tscUsable).
+func tscInvariant() bool {
 	maxExt, _, _, _ := cpuid(0x80000000, 0)
 	if maxExt < 0x80000007 {
 		return false
 	}
 	_, _, _, invariant := cpuid(0x80000007, 0)
+	return invariant&(1<<8) != 0
+}
+
+// hasRDTSCP reports whether the CPU has RDTSCP (CPUID 0x80000001 EDX bit
+// 27, on every x86-64 since 2008, though a hypervisor may hide it).
+func hasRDTSCP() bool {
 	_, _, _, ext := cpuid(0x80000001, 0)
-	if invariant&(1<<8) == 0 || ext&(1<<27) == 0 {
+	return ext&(1<<27) != 0
+}
+
+// tscUsable reports whether the time-stamp counter can serve as a process-wide
+// clock.
+//
+// It needs the invariant TSC (tscInvariant). Invariance alone does not make
+// the counters of different CPUs agree, so on Linux (where /sys is readable)
+// it also needs the kernel to keep time with the TSC, which the kernel does
+// only after checking that the CPUs are synchronized (a VM whose hypervisor
+// may migrate it shows kvm-clock or similar instead). And it needs RDTSCP:
+// the fenced RDTSC of older processors (MFENCE;LFENCE;RDTSC, 55 ns here)
+// costs more than runtime.nanotime, which then serves better.
+func tscUsable() bool {
+	if !tscInvariant() || !hasRDTSCP() {
 		return false
 	}
 	b, err := os.ReadFile(clocksourcePath)

@@ -9,4 +9,6 @@ func rdtscp() uint64      { panic("perf: rdtscp outside amd64") }
 func rdtscFenced() uint64 { panic("perf: rdtsc outside amd64") }
 func rdtsc() uint64       { panic("perf: rdtsc outside amd64") }
 
-func tscUsable() bool { return false }
+func tscUsable() bool    { return false }
+func tscInvariant() bool { return false }
+func hasRDTSCP() bool    { return false }

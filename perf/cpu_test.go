@@ -99,3 +99,51 @@ func TestCPUFollowsThreadTime(t *testing.T) {
 		t.Errorf("cpu measured %.2fms where the thread ran %.2fms (wall %.2fms)", measured/1e6, thread/1e6, wall/1e6)
 	}
 }
+
+// TestCPUGivesUpAJumpingTSC: where the cpu measure reads the TSC, a check
+// that finds it out of step with the runtime's clock (a counter that jumped
+// forward or back, as one of another CPU or a restored VM would) switches
+// to the runtime's clock without a jump in the readings, and the readings
+// then follow the thread's time again.
+func TestCPUGivesUpAJumpingTSC(t *testing.T) {
+	if openTSC() == nil {
+		t.Skip("no invariant TSC here")
+	}
+	for _, c := range []struct {
+		name string
+		jump int64 // how far the TSC moves against its last check
+	}{
+		{"forward", int64(time.Second)},
+		{"back", -int64(time.Second)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lockThread(t)
+			m, err := openCPU(DefaultPeriod)
+			if err != nil {
+				t.Skip(err)
+			}
+			if m.tsc == nil {
+				t.Fatalf("cpu reads %s where the TSC is invariant", Source(m))
+			}
+			r0 := m.Read()
+			// As if the counter had jumped: the last check's reading
+			// moves the other way, and the next Read checks.
+			m.anchorTSC -= uint64(c.jump)
+			m.checkWall -= m.period
+			r1 := m.Read()
+			if m.tsc != nil || !m.stats.TSCDisagreed || Source(m) != "nanotime+thread-cputime" {
+				t.Fatalf("after a jump of %v the measure reads %s, stats %+v", time.Duration(c.jump), Source(m), m.stats)
+			}
+			if d := int64(r1 - r0); d < 0 || d > int64(time.Millisecond) {
+				t.Errorf("the reading moved %v across the switch; want continuity", time.Duration(d))
+			}
+			t0, _ := m.cpu.read()
+			sink += spin(20000)
+			r2 := m.Read()
+			t1, _ := m.cpu.read()
+			if got, thread := float64(r2-r1), float64(t1-t0); got > thread*1.5+float64(DefaultPeriod) || got < 0 {
+				t.Errorf("after the switch the measure advanced %.0f ns where the thread ran %.0f", got, thread)
+			}
+		})
+	}
+}

@@ -37,6 +37,8 @@ type htmlData struct {
 	Warnings []string
 	// NotProfiled is what the run did not profile, a sentence each.
 	NotProfiled []string
+	// LeftOut names the calls left out that may carry work.
+	LeftOut string
 
 	Icicle  *icicleChart
 	Speedup []spanprofile.Bound
@@ -102,6 +104,7 @@ func HTML(w io.Writer, p *spanprofile.Profile, opts Options) error {
 		Trust:       trustLines(p),
 		Warnings:    Warnings(p),
 		NotProfiled: notProfiledLines(p),
+		LeftOut:     leftOutLine(p),
 		Icicle:      icicle(p, opts.SourceURL),
 		Speedup:     bounds,
 		Chart:       speedup(p, bounds),

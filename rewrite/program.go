@@ -108,11 +108,16 @@ type Stats struct {
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
 	Regions           int // regions (package region) instrumented
+	Semaphores        int // buffered-channel semaphores around spawns, modelled as limits
+	CallsOut          int // of Calls, calls into other packages (planext.go)
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
 	// can go, more than four results.
 	CallsSkipped map[string]int
+	// LeftOut names the calls not instrumented that may carry work
+	// (file:line and callee), as the summary lists them.
+	LeftOut []string
 	// CallsArgsInside counts the calls instrumented in a form that starts
 	// the invocation before the calls their arguments make (see the
 	// warnings): a call whose one argument is a call with several
@@ -133,7 +138,10 @@ func (s *Stats) add(t Stats) {
 	s.Waits += t.Waits
 	s.Calls += t.Calls
 	s.Regions += t.Regions
+	s.Semaphores += t.Semaphores
+	s.CallsOut += t.CallsOut
 	s.CallsArgsInside += t.CallsArgsInside
+	s.LeftOut = append(s.LeftOut, t.LeftOut...)
 	s.LineConflicts += t.LineConflicts
 	for k, v := range t.CallsSkipped {
 		if s.CallsSkipped == nil {
@@ -160,6 +168,9 @@ func (s Stats) String() string {
 		regions = ", " + plural(s.Regions, "region")
 	}
 	fmt.Fprintf(&b, "%s, %s, %s%s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"), regions)
+	if s.Semaphores > 0 {
+		fmt.Fprintf(&b, "; %s modelled as a limit", plural(s.Semaphores, "semaphore"))
+	}
 	if s.SpawnsGoroutine > 0 {
 		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))
 	}
@@ -183,8 +194,21 @@ func (s Stats) String() string {
 		}
 		fmt.Fprintf(&b, "; %s not instrumented (%s)", plural(n, "call"), strings.Join(parts, ", "))
 	}
+	if len(s.LeftOut) > 0 {
+		names := slices.Sorted(slices.Values(s.LeftOut))
+		more := ""
+		if len(names) > maxLeftOutNamed {
+			more = fmt.Sprintf(" and %d more", len(names)-maxLeftOutNamed)
+			names = names[:maxLeftOutNamed]
+		}
+		fmt.Fprintf(&b, "; left out where they may carry work: %s%s", strings.Join(names, ", "), more)
+	}
 	return b.String()
 }
+
+// maxLeftOutNamed caps how many left-out calls the summary line names;
+// the reports list more.
+const maxLeftOutNamed = 3
 
 // plural spells a count of things: "1 call", "2 calls".
 func plural(n int, thing string) string {

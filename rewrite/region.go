@@ -57,7 +57,7 @@ func (pl *planner) planRegion(f *forkjoin.Func, fr *fileRewriter, call *ast.Call
 		return
 	}
 	if why := pl.unprofiled(f); why != "" || !direct {
-		pl.skip(skipRegion)
+		pl.skipRegion()
 		return
 	}
 	switch what {
@@ -67,7 +67,7 @@ func (pl *planner) planRegion(f *forkjoin.Func, fr *fileRewriter, call *ast.Call
 	}
 	if _, taken := pl.enterAfter[call]; taken && what == "Begin" {
 		// The last event of another call's operands begins that call.
-		pl.skip(skipRegion)
+		pl.skipRegion()
 		return
 	}
 	pl.stats.Regions++
@@ -79,8 +79,16 @@ func (pl *planner) planRegion(f *forkjoin.Func, fr *fileRewriter, call *ast.Call
 	pl.edits[call] = helperCall{helper: rt(rtRegionDo), site: site, fun: true}
 }
 
-// skipRegion is why a call of the region API is not instrumented.
-const skipRegion = "a region call where none can be profiled"
+// skipRegionWhy is why a call of the region API is not instrumented.
+const skipRegionWhy = "a region call where none can be profiled"
+
+// skipRegion counts a call of the region API not instrumented.
+func (pl *planner) skipRegion() {
+	if pl.stats.CallsSkipped == nil {
+		pl.stats.CallsSkipped = make(map[string]int)
+	}
+	pl.stats.CallsSkipped[skipRegionWhy]++
+}
 
 // regionCall says which of the region API's functions call calls, "Begin",
 // "Do" or "End", or "", and whether it names it directly (not End through

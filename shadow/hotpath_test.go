@@ -30,27 +30,68 @@ func clockEngine(tb testing.TB) *engine {
 	return newEngine(config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
 }
 
+// defaultEngine returns an engine that reads the default measure (cpu
+// where the platform has it), on the calling goroutine's thread, locked
+// as a serial run's is: the measure a profiled program reads, so the cost
+// per event that the benchmarks report is a run's. (A run also keeps the
+// thread on one CPU; the benchmarks do not, so as not to leave a pinned
+// thread behind.) The caller defers done.
+func defaultEngine(tb testing.TB) (e *engine, done func()) {
+	runtime.LockOSThread()
+	m, err := perf.Open(perf.Default())
+	if err != nil {
+		runtime.UnlockOSThread()
+		tb.Fatal(err)
+	}
+	e = newEngine(config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), PerThread: m.PerThread(), Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
+	tb.Logf("measure %s, read by %s; overhead %d per event", m.Name(), perf.Source(m), e.overhead)
+	return e, runtime.UnlockOSThread
+}
+
 type wgStub struct{ n int64 }
 
 // cpuTimer reports, besides ns/op, the process's CPU time per op: on a
 // shared machine other processes stretch wall time but not our CPU time, so
-// cpu-ns/op is the number to compare with the targets.
-func cpuTimer(b *testing.B) func() {
+// cpu-ns/op is the number to compare with the targets. Where the machine
+// has a hardware instruction counter it reports instructions/op too,
+// counted on the calling thread, which the caller has locked (defaultEngine).
+// events is how many engine events an op makes (0: not a fixed number);
+// where it is known the figures are also given per event.
+func cpuTimer(b *testing.B, events int) func() {
 	cpu := func() int64 { return int64(processCPU()) }
+	ins, err := perf.Open(perf.Instructions)
+	if err != nil {
+		ins = nil
+	}
 	b.ResetTimer()
 	t0 := cpu()
+	var i0 uint64
+	if ins != nil {
+		i0 = ins.Read()
+	}
 	return func() {
 		b.StopTimer()
-		b.ReportMetric(float64(cpu()-t0)/float64(b.N), "cpu-ns/op")
+		per := func(v float64, unit string) {
+			b.ReportMetric(v/float64(b.N), unit+"/op")
+			if events > 0 {
+				b.ReportMetric(v/float64(b.N)/float64(events), unit+"/event")
+			}
+		}
+		if ins != nil {
+			per(float64(ins.Read()-i0), "instructions")
+			ins.Close()
+		}
+		per(float64(cpu()-t0), "cpu-ns")
 	}
 }
 
 // BenchmarkSpawnSync is a spawn of an empty child and the wait that joins
 // it, in serial mode with the clock: the cost every fork/join pays.
 func BenchmarkSpawnSync(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	obj := unsafe.Pointer(new(wgStub))
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 3)()
 	for i := 0; i < b.N; i++ {
 		e.SpawnBegin(0)
 		e.SpawnEnd(obj)
@@ -60,9 +101,10 @@ func BenchmarkSpawnSync(b *testing.B) {
 
 // BenchmarkSpawnDoneSync is the go + defer wg.Done() form of the same.
 func BenchmarkSpawnDoneSync(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	obj := unsafe.Pointer(new(wgStub))
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 4)()
 	for i := 0; i < b.N; i++ {
 		e.SpawnBegin(0)
 		e.Done(obj)
@@ -73,8 +115,9 @@ func BenchmarkSpawnDoneSync(b *testing.B) {
 
 // BenchmarkCall is an instrumented call's enter and exit.
 func BenchmarkCall(b *testing.B) {
-	e := clockEngine(b)
-	defer cpuTimer(b)()
+	e, done := defaultEngine(b)
+	defer done()
+	defer cpuTimer(b, 2)()
 	for i := 0; i < b.N; i++ {
 		e.CallBegin(1)
 		e.CallEnd()
@@ -84,8 +127,9 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkFib runs the event stream of fib(20) (spawn fib(n-1), call
 // fib(n-2), sync) per iteration: recursion, folding and path sharing.
 func BenchmarkFib(b *testing.B) {
-	e := clockEngine(b)
-	defer cpuTimer(b)()
+	e, done := defaultEngine(b)
+	defer done()
+	defer cpuTimer(b, fibEventCount(20))()
 	for i := 0; i < b.N; i++ {
 		fibEvents(e, 20)
 	}
@@ -100,6 +144,16 @@ var fibObjs = func() (objs [64]unsafe.Pointer) {
 	}
 	return
 }()
+
+// fibEventCount is the number of events fibEvents(e, n) makes: five per
+// spawn, and fib(n) spawns fib(n+1)-1 times.
+func fibEventCount(n int) int {
+	a, b := 0, 1
+	for range n + 1 {
+		a, b = b, a+b
+	}
+	return 5 * (a - 1)
+}
 
 func fibEvents(e *engine, n int) {
 	if n < 2 {
@@ -180,11 +234,12 @@ func TestMemoryDoesNotGrowWithRunLength(t *testing.T) {
 // BenchmarkCallAPI is BenchmarkCall through the package-level entry points
 // that rewritten code calls, which first check the goroutine (gate.go).
 func BenchmarkCallAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 2)()
 	for i := 0; i < b.N; i++ {
 		CallBegin(1)
 		CallEnd()
@@ -195,13 +250,14 @@ func BenchmarkCallAPI(b *testing.B) {
 // rewritten code calls: spawn and join, each measuring its caller's depth
 // (depth.go) and checking the goroutine (gate.go).
 func BenchmarkSpawnSyncAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
 	obj := unsafe.Pointer(new(wgStub))
 	f := func() {}
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 3)()
 	for i := 0; i < b.N; i++ {
 		spawn(0, obj, f)
 		join(obj)
@@ -211,12 +267,13 @@ func BenchmarkSpawnSyncAPI(b *testing.B) {
 // BenchmarkEnterLeaveAPI is an instrumented call in an expression, as the
 // rewriter writes most calls: Leave(Enter(site), f()).
 func BenchmarkEnterLeaveAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
 	x := 0
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 2)()
 	for i := 0; i < b.N; i++ {
 		x = Leave(Enter(1), x+1)
 	}
@@ -229,13 +286,14 @@ var benchSink int
 // child signals a WaitGroup, with the wait that joins it, through the entry
 // points of generated code: Go, WaitGroupDone, WaitGroupWait.
 func BenchmarkGoAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
 	var wg sync.WaitGroup
 	f := func() { WaitGroupDone(&wg) }
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 4)()
 	for i := 0; i < b.N; i++ {
 		wg.Add(1)
 		Go(0, f)
@@ -245,13 +303,14 @@ func BenchmarkGoAPI(b *testing.B) {
 
 // BenchmarkWaitGroupGoAPI is wg.Go and wg.Wait as the rewriter writes them.
 func BenchmarkWaitGroupGoAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
 	var wg sync.WaitGroup
 	f := func() {}
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 3)()
 	for i := 0; i < b.N; i++ {
 		WaitGroupGo(0, &wg, f)
 		WaitGroupWait(&wg)
@@ -261,13 +320,26 @@ func BenchmarkWaitGroupGoAPI(b *testing.B) {
 // BenchmarkParlibForAPI is a parlib.For of 64 iterations split down to one,
 // as the rewriter writes it: 63 spawns, 64 pieces, one sync, per op.
 func BenchmarkParlibForAPI(b *testing.B) {
-	e := clockEngine(b)
+	e, done := defaultEngine(b)
+	defer done()
 	old := current
 	current = e
 	defer func() { current = old }()
 	body := func(int) {}
-	defer cpuTimer(b)()
+	defer cpuTimer(b, 0)()
 	for i := 0; i < b.N; i++ {
 		ParlibFor(0, parlib.For, 0, 64, 1, body)
+	}
+}
+
+// TestFrameSize: serial mode keeps a frame per live invocation, a million
+// of them in a fork chain a million deep (examples/deepchain), so a field
+// that breaks the packing costs megabytes.
+func TestFrameSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are for 64-bit platforms")
+	}
+	if got := unsafe.Sizeof(frame{}); got > 112 {
+		t.Errorf("a frame takes %d bytes, want at most 112", got)
 	}
 }

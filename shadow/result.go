@@ -128,7 +128,11 @@ func (e *engine) profile() *spanprofile.Profile {
 	}
 	e.tab.mu.Lock()
 	for _, s := range e.tab.sites {
-		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind})
+		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind,
+			Loop: s.Loop, LimitKind: s.LimitKind, LimitAt: s.LimitAt})
+	}
+	for _, s := range e.tab.leftOut {
+		p.LeftOut = append(p.LeftOut, spanprofile.LeftOutCall{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Why: s.Why})
 	}
 	e.tab.mu.Unlock()
 
@@ -153,6 +157,7 @@ func (e *engine) profile() *spanprofile.Profile {
 	}
 	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
 	p.NotProfiled = e.notProfiledRecords()
+	p.Limits = e.limitUses()
 	if e.wi != nil {
 		p.WhatIf = e.wi.results(e.tab)
 	}

@@ -3,6 +3,7 @@ package shadow
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -391,13 +392,15 @@ func checkWhatIfParallel(t *testing.T, seed uint64) {
 // site fib(n-2) (b.go:4): what every event pays with one target and the
 // default factors, next to BenchmarkFib's cost without.
 func BenchmarkFibWhatIf(b *testing.B) {
-	m, err := perf.Open(perf.Clock)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m, err := perf.Open(perf.Default())
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := newEngine(config{Measure: m, MeasureName: "clock", Unit: "nanoseconds", WhatIf: []string{"b.go:4"},
+	e := newEngine(config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), PerThread: m.PerThread(), WhatIf: []string{"b.go:4"},
 		Overhead: calibrateOverhead(m, m.Name(), serialMode, m.PerThread())}, benchTable())
-	defer cpuTimer(b)()
+	defer cpuTimer(b, fibEventCount(20))()
 	for i := 0; i < b.N; i++ {
 		fibEvents(e, 20)
 	}

@@ -87,6 +87,8 @@ type header struct {
 	Sites        []Site        `json:"sites,omitempty"`
 	Ended        string        `json:"ended,omitempty"`
 	NotProfiled  []NotProfiled `json:"not_profiled,omitempty"`
+	Limits       []LimitUse    `json:"limits,omitempty"`
+	LeftOut      []LeftOutCall `json:"left_out,omitempty"`
 	// Trace mode's (docs/trace-mode.md).
 	Trace *TraceInfo    `json:"trace,omitempty"`
 	Tasks []TaskSummary `json:"tasks,omitempty"`
@@ -222,9 +224,8 @@ func (p *Profile) comments() []string {
 		Work: p.Work, Span: p.Span, BurdenedSpan: p.BurdenedSpan, Burden: p.Burden,
 		Spawns: p.Spawns, Syncs: p.Syncs, Overhead: p.Overhead, Subtracted: p.Subtracted,
 		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
-		NotProfiled: p.NotProfiled,
-		Trace:       p.Trace, Tasks: p.Tasks,
-		WhatIf: p.WhatIf,
+		NotProfiled: p.NotProfiled, Limits: p.Limits, LeftOut: p.LeftOut,
+		Trace: p.Trace, Tasks: p.Tasks, WhatIf: p.WhatIf,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -367,7 +368,7 @@ func fromPprof(pp *profile.Profile) (*Profile, error) {
 		Work: h.Work, Span: h.Span, BurdenedSpan: h.BurdenedSpan, Burden: h.Burden,
 		Spawns: h.Spawns, Syncs: h.Syncs, Overhead: h.Overhead, Subtracted: h.Subtracted,
 		ShadowBytes: h.ShadowBytes, Procs: h.Procs, Trust: h.Trust, TimeNanos: pp.TimeNanos, DurationNanos: pp.DurationNanos,
-		Sites: h.Sites, Ended: h.Ended, NotProfiled: h.NotProfiled,
+		Sites: h.Sites, Ended: h.Ended, NotProfiled: h.NotProfiled, Limits: h.Limits, LeftOut: h.LeftOut,
 		Trace: h.Trace, Tasks: h.Tasks, WhatIf: h.WhatIf,
 	}
 

@@ -67,6 +67,48 @@ type Site struct {
 	// Caller is the Go name of the function that contains the site.
 	Caller string `json:"caller"`
 	Kind   Kind   `json:"kind"`
+	// Loop says, for a spawn, how the loops of its function enclose it:
+	// LoopNone, LoopFlat, LoopNested or LoopParlib; "" when unknown (not a spawn, or
+	// a profile from an older spanprof). The report's advice on a grain
+	// too fine depends on it: a flat loop has no outer loop to move to.
+	Loop string `json:"loop,omitempty"`
+	// LimitKind and LimitAt name, for a spawn whose children a limit
+	// holds to a number of slots, the limit the analyzer sees: LimitKind
+	// "errgroup SetLimit" or "semaphore", LimitAt its file:line (the
+	// SetLimit call, or the send that takes a semaphore's slot).
+	LimitKind string `json:"limit_kind,omitempty"`
+	LimitAt   string `json:"limit_at,omitempty"`
+}
+
+// The values of Site.Loop.
+const (
+	LoopNone   = "none"   // in no loop of its function (recursion, a fixed set of spawns)
+	LoopFlat   = "loop"   // in a loop that no other loop of its function encloses
+	LoopNested = "nested" // in a loop inside another loop of its function
+	LoopParlib = "parlib" // a parallel loop of parlib (For, ForRange, ForEach): its pieces are the spawns
+)
+
+// LeftOutCall is a call that was not instrumented although it may carry
+// work: its place, its callee, its caller and why it was left out.
+type LeftOutCall struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column,omitempty"`
+	Func   string `json:"func"`
+	Caller string `json:"caller"`
+	Why    string `json:"why"`
+}
+
+// LimitUse is what a limit on a spawn site's children did in a run: how
+// many spawns found every slot taken and waited for the first to free, and
+// how far those waits moved the spawning path. A wait that moves it is
+// time the spawner spends not spawning, which is on the span when the
+// spawner's path is; see docs/model.md.
+type LimitUse struct {
+	Site  int   `json:"site"`  // index into Profile.Sites: the spawn site
+	N     int64 `json:"n"`     // the number of slots (SetLimit's argument, the semaphore's capacity)
+	Waits int64 `json:"waits"` // spawns that waited for a slot that was not yet free
+	Delay int64 `json:"delay"` // the sum of those waits, in the profile's unit
 }
 
 // Context is one folded calling context: a stack of sites from the root to a
@@ -135,6 +177,16 @@ type Profile struct {
 	// outside trace mode (see trace.go).
 	Trace *TraceInfo    `json:"trace,omitempty"`
 	Tasks []TaskSummary `json:"tasks,omitempty"`
+
+	// Limits are the limits that made spawns wait for a slot in the
+	// run (errgroup SetLimit, buffered-channel semaphores), by spawn
+	// site; empty when none did or the mode does not model them.
+	Limits []LimitUse `json:"limits,omitempty"`
+	// LeftOut are the calls of the profiled packages that were not
+	// instrumented although their callees loop or make calls, so that
+	// they may carry a real share of their caller's time, which the
+	// caller's site is charged with.
+	LeftOut []LeftOutCall `json:"left_out,omitempty"`
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`

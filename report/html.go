@@ -52,6 +52,12 @@ type htmlData struct {
 	UnitName  string
 	Functions []FunctionSummary // trace mode, at most TopFunctions
 	MoreFuncs int
+
+	// The what-if profile: a chart, and a table of parallelism by
+	// target and factor.
+	WhatIfChart *whatIfChart
+	WhatIfHead  []string
+	WhatIfRows  []htmlWhatIfRow
 }
 
 type keyNumber struct {
@@ -108,6 +114,8 @@ func HTML(w io.Writer, p *spanprofile.Profile, opts Options) error {
 		NotRun:      r.unexecuted,
 		UnitName:    unitAbbrev(p.Unit),
 	}
+	d.WhatIfChart = whatIfChartOf(p)
+	d.WhatIfHead, d.WhatIfRows = htmlWhatIf(p)
 	if c, ok := sortColumn[r.sort.Name]; ok {
 		d.SortCol = c
 	}

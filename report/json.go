@@ -71,6 +71,11 @@ type Summary struct {
 	// (at most 20), LeftOutMore how many more there are.
 	LeftOut     []LeftOutSummary `json:"left_out,omitempty"`
 	LeftOutMore int              `json:"left_out_more,omitempty"`
+	// WhatIf is the what-if profile (docs/what-if.md): per target and
+	// factor, then for all the targets together, the run had the
+	// target's strands taken 1/factor of their time; absent without
+	// targets.
+	WhatIf []WhatIfSummary `json:"what_if,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -117,6 +122,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		NotProfiled: notProfiled(p),
 		Trace:       p.Trace, Functions: Functions(p), Tasks: p.Tasks,
 		Verdict: strings.TrimPrefix(Verdict(p), "Verdict: "), Limits: Limits(p),
+		WhatIf: whatIfSummaries(p, opts.procs()),
 	}
 	s.LeftOut, s.LeftOutMore = leftOut(p, maxLeftOutJSON)
 	if p.Partial() {

@@ -131,6 +131,7 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	if p.Mode == "trace" {
 		textTrace(e, p)
 	}
+	textWhatIf(e, p, opts)
 	return e.err
 }
 

@@ -48,6 +48,11 @@ const (
 	rtParlibForRange   = "ParlibForRange"   // parlib.ForRange
 	rtParlibForEach    = "ParlibForEach"    // parlib.ForEach
 
+	// Regions (region.go): region.Begin is an instrumented call's
+	// EnterAfter.
+	rtRegionEnd = "RegionEnd" // r.End()
+	rtRegionDo  = "RegionDo"  // region.Do(name, f)
+
 	// Tests (tests.go).
 	rtBeginTest    = "BeginTest"    // defer EndTest(BeginTest()) first in a test
 	rtEndTest      = "EndTest"      // the test's end
@@ -103,6 +108,9 @@ var entryPoints = map[string]string{
 	rtParlibFor:        "func(SiteID, func(int, int, int, func(int)), int, int, int, func(int))",
 	rtParlibForRange:   "func(SiteID, func(int, int, int, func(int, int)), int, int, int, func(int, int))",
 	rtParlibForEach:    "func[T any](SiteID, func([]T, int, func(int, *T)), []T, int, func(int, *T))",
+
+	rtRegionEnd: "func[R interface{End()}](R)",
+	rtRegionDo:  "func(SiteID, func(string, func()), string, func())",
 
 	rtBeginTest:    "func() *TestHold",
 	rtEndTest:      "func(*TestHold)",

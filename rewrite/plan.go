@@ -60,6 +60,7 @@ func (pl *planner) planUnit() *plan {
 			pl.planCall(it.call)
 		}
 	}
+	pl.planRegions()
 	for _, sig := range pl.res.Signals {
 		pl.planSignal(sig)
 	}

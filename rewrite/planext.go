@@ -36,7 +36,7 @@ import (
 //   - the callee is a static function or method: not a function value or
 //     an interface method, whose code is not known, and not of the
 //     packages whose calls are the fork/join idioms or the runtime's
-//     (sync, sync/atomic, errgroup, parlib, runtime, unsafe) or output,
+//     (sync, sync/atomic, errgroup, parlib, region, runtime, unsafe) or output,
 //     set-up and errors (fmt, log, os, io, bufio, flag, errors, time);
 //   - the call is not deferred, not a go statement's, and sits where an
 //     instrumented call can go (planCall's forms).
@@ -53,7 +53,7 @@ import (
 // waiting that no change to the fork/join structure helps.
 var excludedPkgs = map[string]bool{
 	"sync": true, "sync/atomic": true, "runtime": true, "unsafe": true,
-	"golang.org/x/sync/errgroup": true, forkjoin.ParlibPath: true, shadowPath: true,
+	"golang.org/x/sync/errgroup": true, forkjoin.ParlibPath: true, shadowPath: true, RegionPath: true,
 	"fmt": true, "log": true, "os": true, "io": true, "bufio": true, "flag": true, "errors": true, "time": true,
 }
 

@@ -107,6 +107,7 @@ type Stats struct {
 	SpawnsGoroutine   int // spawns that run as goroutines in serial mode too (see the warnings)
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
+	Regions           int // regions (package region) instrumented
 	Semaphores        int // buffered-channel semaphores around spawns, modelled as limits
 	CallsOut          int // of Calls, calls into other packages (planext.go)
 	// CallsSkipped counts the calls not instrumented, by reason: the
@@ -136,6 +137,7 @@ func (s *Stats) add(t Stats) {
 	s.Signals += t.Signals
 	s.Waits += t.Waits
 	s.Calls += t.Calls
+	s.Regions += t.Regions
 	s.Semaphores += t.Semaphores
 	s.CallsOut += t.CallsOut
 	s.CallsArgsInside += t.CallsArgsInside
@@ -161,7 +163,11 @@ func (s Stats) Skipped() int {
 // String summarizes the counts in one line.
 func (s Stats) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s, %s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"))
+	regions := ""
+	if s.Regions > 0 {
+		regions = ", " + plural(s.Regions, "region")
+	}
+	fmt.Fprintf(&b, "%s, %s, %s%s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"), regions)
 	if s.Semaphores > 0 {
 		fmt.Fprintf(&b, "; %s modelled as a limit", plural(s.Semaphores, "semaphore"))
 	}
@@ -214,7 +220,7 @@ func plural(n int, thing string) string {
 
 // runtimePackages are the packages of this module that are the runtime or
 // that the runtime imports: rewriting them would instrument the profiler.
-var runtimePackages = []string{"shadow", "perf", "spanprofile", "parlib"}
+var runtimePackages = []string{"shadow", "perf", "spanprofile", "parlib", "region"}
 
 // SpanprofModule is the module path of spanprof, whose runtime packages are
 // never rewritten.

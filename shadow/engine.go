@@ -37,6 +37,10 @@ type config struct {
 	// Overhead is the instrumentation's own cost per event, in Unit,
 	// subtracted from every strand (Cilkprof §7's compensation).
 	Overhead int64
+	// WhatIf are the targets of the what-if profile (whatif.go), and
+	// Factors its factors (nil: defaultFactors).
+	WhatIf  []string
+	Factors []int64
 }
 
 // frame is an instantiated function on the shadow stack: an invocation of a
@@ -90,6 +94,7 @@ type task struct {
 	path  prof  // profile of the longest path to the current point
 	base  int   // index in frames of the task's first frame
 	fork  *record
+	w     *wvec // the what-if variants of t and tb (whatif.go); nil without
 }
 
 // gstate is the shadow state of one goroutine: its frames and the stack of
@@ -133,6 +138,7 @@ type value struct {
 	t, tb int64
 	path  prof
 	chain *record
+	w     *wvec // the what-if variants of t and tb; nil without
 }
 
 // engine is the shadow runtime of one profiled run: it keeps
@@ -218,6 +224,8 @@ type engine struct {
 	sinkTb  int64
 	stopped bool
 	halting atomic.Bool // a signal is ending the run (halt, signal.go)
+
+	wi *whatIf // the what-if profile (whatif.go); nil in a run without
 }
 
 func newEngine(cfg config, tab *siteTable) *engine {
@@ -237,6 +245,15 @@ func newEngine(cfg config, tab *siteTable) *engine {
 	e.twoReads = cfg.MeasureName == perf.Clock || cfg.MeasureName == perf.CPU
 	if cfg.Mode == parallelMode {
 		e.enablePar()
+	}
+	if len(cfg.WhatIf) > 0 {
+		factors := cfg.Factors
+		if factors == nil {
+			factors = defaultFactors
+		}
+		e.wi = newWhatIf(cfg.WhatIf, factors)
+		e.wi.resolve(tab)
+		e.root.tasks[0].w = e.wi.get()
 	}
 	e.root.last = e.m.Read()
 	return e
@@ -265,6 +282,9 @@ func (e *engine) growSites() {
 	}
 	for len(st.activeFn) < nf {
 		st.activeFn = append(st.activeFn, 0)
+	}
+	if e.wi != nil {
+		e.wi.resolve(e.tab)
 	}
 }
 
@@ -331,6 +351,9 @@ func (e *engine) strand(d int64) {
 	tk := &st.tasks[len(st.tasks)-1]
 	tk.t += d
 	tk.tb += d
+	if e.wi != nil {
+		e.wi.strand(st, tk, d)
+	}
 	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 
@@ -607,6 +630,9 @@ func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	child := task{t: st.tasks[pt].t, tb: st.tasks[pt].tb, path: e.pp.share(&st.tasks[pt].path), base: len(st.frames), fork: fork}
 	st.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
 	st.tasks = append(st.tasks, child)
+	if e.wi != nil {
+		e.wi.spawn(&st.tasks[pt], &st.tasks[pt+1], e.cfg.Burden)
+	}
 	e.push(site, d)
 }
 
@@ -630,7 +656,7 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	n := len(st.frames) - 1
 	tk := &st.tasks[len(st.tasks)-1]
 	e.ended = e.finish(&st.frames[n], tk)
-	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n))}
+	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n)), w: tk.w}
 	tk.path = prof{}
 	_, up := e.pop()
 	e.rp.release(up)
@@ -659,6 +685,9 @@ func (e *engine) done(obj unsafe.Pointer) {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
 	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(st.frames) - 1))}
+	if e.wi != nil {
+		v.w = e.wi.clone(tk.w)
+	}
 	var sub int64
 	for i := len(st.frames) - 1; i >= tk.base; i-- {
 		f := &st.frames[i]
@@ -695,10 +724,13 @@ func (e *engine) wait(obj unsafe.Pointer) {
 	if !ok {
 		return
 	}
+	if e.wi != nil {
+		e.wi.takeLanes(obj, &acc)
+	}
 	for _, v := range acc.lanes {
 		e.longest(&acc, v)
 	}
-	e.follow(value{t: acc.t, tb: acc.tb, path: acc.path, chain: acc.chain})
+	e.follow(value{t: acc.t, tb: acc.tb, path: acc.path, chain: acc.chain, w: acc.w})
 }
 
 // follow makes the current task go on from the longer of its own path and
@@ -706,6 +738,9 @@ func (e *engine) wait(obj unsafe.Pointer) {
 func (e *engine) follow(v value) {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
+	if v.w != nil {
+		e.wi.maxInto(tk.w, v.w)
+	}
 	if v.tb > tk.tb {
 		tk.tb = v.tb
 	}
@@ -730,6 +765,10 @@ func (e *engine) join(obj unsafe.Pointer) {
 func (e *engine) contribute(obj unsafe.Pointer, v value) {
 	acc := e.joins.get(obj)
 	if e.hasLimits.Load() && e.limits[obj] > 0 {
+		if e.wi != nil {
+			e.wi.lane(obj, v.w)
+			v.w = nil
+		}
 		acc.lanes = append(acc.lanes, v)
 		return
 	}
@@ -738,6 +777,13 @@ func (e *engine) contribute(obj unsafe.Pointer, v value) {
 
 // longest keeps in acc the longer of its path and v's, and drops the other.
 func (e *engine) longest(acc *joinAcc, v value) {
+	if v.w != nil {
+		if acc.w == nil {
+			acc.w = e.wi.get()
+		}
+		e.wi.maxInto(acc.w, v.w)
+		v.w = nil
+	}
 	if v.tb > acc.tb {
 		acc.tb = v.tb
 	}
@@ -751,6 +797,10 @@ func (e *engine) longest(acc *joinAcc, v value) {
 }
 
 func (e *engine) drop(v *value) {
+	if v.w != nil {
+		e.wi.put(v.w)
+		v.w = nil
+	}
 	e.pp.init(&v.path)
 	e.rp.release(v.chain)
 	v.chain = nil
@@ -759,6 +809,9 @@ func (e *engine) drop(v *value) {
 // offerSink makes v the end of the critical path if it is the longest so
 // far: the span is the longest path to any sink, joined or not.
 func (e *engine) offerSink(v *value) {
+	if e.wi != nil {
+		e.wi.offerSink(v.w)
+	}
 	if v.tb > e.sinkTb {
 		e.sinkTb = v.tb
 	}

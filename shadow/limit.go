@@ -68,6 +68,9 @@ func (e *engine) slotAt(obj unsafe.Pointer, d uintptr, site SiteID) {
 		e.slotWait(site, k, v.t-st.tasks[len(st.tasks)-1].t)
 	}
 	e.follow(v)
+	if e.wi != nil {
+		e.wi.slot(obj, &e.cur.tasks[len(e.cur.tasks)-1])
+	}
 	e.restart()
 }
 

@@ -63,8 +63,9 @@ type pcursor struct {
 }
 
 type prun struct {
-	p    *randProgram
-	play bool
+	p     *randProgram
+	play  bool
+	scale func(int64) int64 // if set, changes every strand's length (whatif_test.go)
 
 	// First pass.
 	o        *oracle
@@ -82,6 +83,9 @@ type prun struct {
 }
 
 func (r *prun) work(d int64) {
+	if r.scale != nil {
+		d = r.scale(d)
+	}
 	if r.play {
 		r.m.add(d)
 	} else {

@@ -261,6 +261,9 @@ func (e *engine) spawnG(site SiteID) *gstate {
 	c.frames = append(c.frames[:0], frame{site: -1, ctx: top.ctx, conn: true})
 	fork := e.rp.retain(e.recordOf(len(p.frames) - 1))
 	c.tasks = append(c.tasks[:0], task{t: pt.t, tb: pt.tb, path: e.pp.share(&pt.path), base: 1, fork: fork})
+	if e.wi != nil {
+		e.wi.spawn(pt, &c.tasks[0], e.cfg.Burden) // the burden, as below
+	}
 	pt.tb += e.cfg.Burden // the continuation edge carries the burden
 	e.cur = c
 	e.push(site, noDepth) // on another goroutine's stack: never unwound by depth

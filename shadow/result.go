@@ -54,6 +54,9 @@ func (e *engine) stop() *spanprofile.Profile {
 		e.closeAll()
 		tk := &e.root.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
+		if e.wi != nil {
+			v.w = e.wi.clone(tk.w)
+		}
 		e.offerSink(&v)
 		e.drop(&v)
 	}
@@ -156,6 +159,9 @@ func (e *engine) profile() *spanprofile.Profile {
 	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
 	p.NotProfiled = e.notProfiledRecords()
 	p.Limits = e.limitUses()
+	if e.wi != nil {
+		p.WhatIf = e.wi.results(e.tab)
+	}
 	return p
 }
 

@@ -48,7 +48,7 @@ const (
 	KindRoot   Kind = "root"   // the program itself: strands outside any instrumented invocation
 	KindSpawn  Kind = "spawn"  // go statement, wg.Go, errgroup Go/TryGo, parlib spawn
 	KindCall   Kind = "call"   // call of an instrumented function
-	KindRegion Kind = "region" // a region of code, measured as a call; nothing generates one yet
+	KindRegion Kind = "region" // a region of package region (region.Begin, region.Do), measured as a call; Func is its name
 	KindFrame  Kind = "frame"  // trace mode: a stack frame, a function at a line
 )
 
@@ -190,7 +190,42 @@ type Profile struct {
 
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`
+
+	// WhatIf is the what-if profile of the run (docs/what-if.md): for
+	// each target and factor, and all targets together, what the run
+	// would have measured had the target's strands taken 1/factor of
+	// their time; empty when the run had no targets.
+	WhatIf []WhatIf `json:"what_if,omitempty"`
 }
+
+// WhatIfAll is the Target of the entries for all targets together.
+const WhatIfAll = "all"
+
+// WhatIf is one estimate of a what-if profile: the work, span and
+// burdened span of the run had the strands of Target (a region, a site or
+// a function, or all of them: WhatIfAll) taken 1/Factor of their time.
+type WhatIf struct {
+	Target string `json:"target"`
+	// Site and Func are the first site the target matched, as Site names
+	// them; empty for a region and for all the targets together.
+	Site string `json:"site"`
+	Func string `json:"func"`
+	// Sites counts the sites the target matched; 0 means the estimate is
+	// the run itself.
+	Sites int `json:"sites"`
+	// Factor divides the target's strands; 0 stands for ∞: they take no
+	// time.
+	Factor       int64 `json:"factor"`
+	Work         int64 `json:"work"`
+	Span         int64 `json:"span"`
+	BurdenedSpan int64 `json:"burdened_span"`
+}
+
+// Parallelism is the estimate's work over its span.
+func (w WhatIf) Parallelism() float64 { return Ratio(w.Work, w.Span) }
+
+// BurdenedParallelism is the estimate's work over its burdened span.
+func (w WhatIf) BurdenedParallelism() float64 { return Ratio(w.Work, w.BurdenedSpan) }
 
 // The reasons of NotProfiled.
 const (
@@ -348,4 +383,11 @@ type Outlier struct {
 	PathMean float64 `json:"path_mean"`
 	Mean     float64 `json:"mean"`
 	StdDev   float64 `json:"stddev"`
+}
+
+// SpeedupEstimate returns the Cilkview bounds that follow from the
+// estimate, as Profile.SpeedupEstimate does for the run.
+func (w WhatIf) SpeedupEstimate(procs []int) []Bound {
+	p := Profile{Work: w.Work, Span: w.Span, BurdenedSpan: w.BurdenedSpan}
+	return p.SpeedupEstimate(procs)
 }

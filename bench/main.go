@@ -106,7 +106,9 @@ func bench(runs, procs, parProcs int, c clock, only, out string) error {
 			p.done()
 			return err
 		}
-		results = append(results, summarize(b.name, procs, rounds))
+		res := summarize(b.name, procs, rounds)
+		res.stress = examples[i].Stress
+		results = append(results, res)
 	}
 	p.done()
 

@@ -73,6 +73,23 @@ type result struct {
 	maxRSS [numVariants]int64                    // median per variant
 	shadow int64                                 // median of the profiled runs' ShadowBytes
 	trace  int64                                 // median size of the execution traces
+	stress bool                                  // a stress case: out of the summary rows
+}
+
+// ordinary returns the results that are not stress cases, and the stress
+// cases: the summary rows are over the first (over all, if all are stress).
+func ordinary(rs []result) (plain, stress []result) {
+	for _, r := range rs {
+		if r.stress {
+			stress = append(stress, r)
+		} else {
+			plain = append(plain, r)
+		}
+	}
+	if len(plain) == 0 {
+		return stress, nil
+	}
+	return plain, stress
 }
 
 // summarize reduces the rounds of one example to medians. A ratio is the
@@ -159,7 +176,8 @@ func summarizeAll(rs []result) summary {
 
 // writeTable writes the results as a Markdown table of times on clock c,
 // whose columns line up in a terminal too, sorted as Figure 11 is, with a
-// geometric-mean row and a maximum row. It writes nothing for no results.
+// geometric-mean row and a maximum row, and the stress cases below them,
+// out of both. It writes nothing for no results.
 func writeTable(w io.Writer, rs []result, c clock) error {
 	if len(rs) == 0 {
 		return nil
@@ -172,16 +190,27 @@ func writeTable(w io.Writer, rs []result, c clock) error {
 		header = append(header, q.name)
 	}
 	header = append(header, "shadow memory", "RSS plain", "RSS profiled")
+	rs, stress := ordinary(rs)
+	var stressRows [][]string
 	rows := [][]string{header}
-	for _, r := range byOverhead(rs, c) {
-		row := []string{r.name}
+	for _, r := range append(byOverhead(rs, c), byOverhead(stress, c)...) {
+		name := r.name
+		if r.stress {
+			name += " (stress)"
+		}
+		row := []string{name}
 		for _, v := range shown {
 			row = append(row, seconds(r.time[c][v]))
 		}
 		for _, x := range r.ratio[c] {
 			row = append(row, times(x))
 		}
-		rows = append(rows, append(row, bytesize(r.shadow), bytesize(r.maxRSS[plain]), bytesize(r.maxRSS[profiled])))
+		row = append(row, bytesize(r.shadow), bytesize(r.maxRSS[plain]), bytesize(r.maxRSS[profiled]))
+		if r.stress {
+			stressRows = append(stressRows, row)
+		} else {
+			rows = append(rows, row)
+		}
 	}
 	s := summarizeAll(rs)
 	blanks := func(row []string, n int) []string {
@@ -197,6 +226,7 @@ func writeTable(w io.Writer, rs []result, c clock) error {
 	}
 	rows = append(rows, blanks(gm, 3),
 		append(mx, bytesize(s.maxShadow), bytesize(s.maxRSS[plain]), bytesize(s.maxRSS[profiled])))
+	rows = append(rows, stressRows...)
 
 	widths := make([]int, len(header))
 	for _, row := range rows {
@@ -258,7 +288,8 @@ func writeCSV(w io.Writer, rs []result, c clock) error {
 	}
 	i64 := func(x int64) string { return strconv.FormatInt(x, 10) }
 	f64 := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-	for _, r := range byOverhead(rs, c) {
+	rs, stress := ordinary(rs)
+	row := func(r result) []string {
 		row := []string{r.name, strconv.Itoa(r.runs), strconv.Itoa(r.procs)}
 		for k := range numClocks {
 			for v := range numVariants {
@@ -274,7 +305,10 @@ func writeCSV(w io.Writer, rs []result, c clock) error {
 		for v := range numVariants {
 			row = append(row, i64(r.maxRSS[v]))
 		}
-		if err := cw.Write(row); err != nil {
+		return row
+	}
+	for _, r := range byOverhead(rs, c) {
+		if err := cw.Write(row(r)); err != nil {
 			return err
 		}
 	}
@@ -298,6 +332,15 @@ func writeCSV(w io.Writer, rs []result, c clock) error {
 			return err
 		}
 		if err := cw.Write(mx); err != nil {
+			return err
+		}
+	}
+	// Stress cases come after the summary rows they are not part of,
+	// named as in the table.
+	for _, r := range byOverhead(stress, c) {
+		rw := row(r)
+		rw[0] += " (stress)"
+		if err := cw.Write(rw); err != nil {
 			return err
 		}
 	}

@@ -238,3 +238,43 @@ func TestProcsOf(t *testing.T) {
 		}
 	}
 }
+
+// A stress case is shown below the summary rows and is not part of them:
+// its ratio, far above the others, moves neither the geometric mean nor the
+// maximum.
+func TestStressRow(t *testing.T) {
+	rs := twoResults()
+	deep := summarize("deepchain", 1, []round{mkRound(1000, 5000, 10000, 1500, 9000, 1000)})
+	deep.stress = true
+	rs = append(rs, deep)
+	var b bytes.Buffer
+	if err := writeTable(&b, rs, wallClock); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "| deepchain (stress) ") || !strings.Contains(last, "10.00×") {
+		t.Errorf("last row %q, want the stress case with its 10.00× profiled/plain", last)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| geometric mean") && !strings.Contains(l, "2.10×") ||
+			strings.HasPrefix(l, "| maximum") && !strings.Contains(l, "4.00×") {
+			t.Errorf("summary row counts the stress case: %s", l)
+		}
+	}
+	b.Reset()
+	if err := writeCSV(&b, rs, wallClock); err != nil {
+		t.Fatal(err)
+	}
+	records, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range records[1:] {
+		names = append(names, r[0])
+	}
+	if want := []string{"matmul", "fib", "geomean", "max", "deepchain (stress)"}; !slices.Equal(names, want) {
+		t.Errorf("CSV rows %v, want %v", names, want)
+	}
+}

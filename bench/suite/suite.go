@@ -7,7 +7,10 @@
 // Blank lines and lines starting with # are comments. Arguments are separated
 // by blanks and cannot be quoted: no example takes an argument with a space.
 // An entry whose arguments start with the word TODO is pending: its example
-// is still being written, and readers skip it.
+// is still being written, and readers skip it. An entry whose arguments start
+// with the word STRESS is a stress case (a worst case for the profiler's
+// memory, say): the benchmark shows it apart, out of the suite's geometric
+// mean and maximum, which are the overhead on ordinary fork/join programs.
 package suite
 
 import (
@@ -21,11 +24,15 @@ import (
 // Pending is the word that marks an entry whose small input is not filled in.
 const Pending = "TODO"
 
+// Stress is the word that marks a stress case.
+const Stress = "STRESS"
+
 // An Example is one entry of the suite.
 type Example struct {
 	Name    string   // directory under examples/, and the benchmark's name
 	Args    []string // arguments of the small input; nil when Pending
 	Pending bool     // the line says TODO: the example is not ready
+	Stress  bool     // the line says STRESS: a stress case, not in the suite's summary
 	Line    int      // line in the file, for messages
 }
 
@@ -45,6 +52,10 @@ func Parse(r io.Reader, name string) ([]Example, error) {
 		}
 		fields := strings.Fields(text)
 		e := Example{Name: fields[0], Line: line}
+		if len(fields) > 1 && fields[1] == Stress {
+			e.Stress = true
+			fields = append(fields[:1], fields[2:]...)
+		}
 		if strings.ContainsAny(e.Name, `/\.`) || strings.HasPrefix(e.Name, "-") {
 			return nil, fmt.Errorf("%s:%d: %q is not the name of a directory under examples/", name, line, e.Name)
 		}

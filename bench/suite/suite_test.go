@@ -15,6 +15,7 @@ stencil    -rows 128 -cols 128
 fft        TODO
 lu         TODO (being ported from Cilk-5)
 fib
+deepchain  STRESS -n 100
 `
 	got, err := Parse(strings.NewReader(in), "suite.txt")
 	if err != nil {
@@ -26,6 +27,7 @@ fib
 		{Name: "fft", Pending: true, Line: 6},
 		{Name: "lu", Pending: true, Line: 7},
 		{Name: "fib", Args: []string{}, Line: 8},
+		{Name: "deepchain", Args: []string{"-n", "100"}, Stress: true, Line: 9},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse =\n%+v\nwant\n%+v", got, want)
@@ -34,7 +36,7 @@ fib
 	for _, e := range Ready(got) {
 		names = append(names, e.Name)
 	}
-	if want := []string{"quicksort", "stencil", "fib"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"quicksort", "stencil", "fib", "deepchain"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("Ready = %v, want %v", names, want)
 	}
 }

@@ -671,7 +671,7 @@ func (e *engine) done(obj unsafe.Pointer) {
 		if f.topCaller {
 			m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
 		}
-		e.pp.update(&v.path, f.ctx, m)
+		e.pp.updatePtr(&v.path, f.ctx, &m)
 	}
 	e.contribute(obj, v)
 }

@@ -98,8 +98,10 @@ type profPool struct {
 	arrays []*profArray
 	keys   int32 // S: keys discovered so far
 
-	// Live counts, for the tests that check nothing leaks.
+	// Live counts, for the tests that check nothing leaks, and the
+	// flushes, for the test of how often a loop of spawns flushes.
 	liveNodes, liveArrays int
+	flushes               int
 
 	// Everything ever allocated, for the memory the run reports: free
 	// lists never shrink, so this is the peak.
@@ -387,6 +389,7 @@ func (pp *profPool) addLocal(p *prof, key int32, w int64) {
 // exclusively. Copying a shared array costs O(S), paid for by the S list
 // elements being flushed.
 func (pp *profPool) flush(p *prof) {
+	pp.flushes++
 	a := p.arr
 	if a == nil || a.refs > 1 {
 		na := pp.array()

@@ -11,7 +11,8 @@ import (
 	"github.com/spanprof/spanprof/bench/suite"
 )
 
-// A variant is one of the four builds of an example.
+// A variant is one of the builds of an example, run as it is run: the
+// last is the plain build again, at the parallel-mode column's GOMAXPROCS.
 type variant int
 
 const (
@@ -19,14 +20,16 @@ const (
 	elision                 // spanprof build -mode elision
 	profiled                // spanprof build (serial mode, the default measure)
 	traced                  // go build with runtime/trace started in init
+	parallel                // spanprof build -mode parallel, at -parprocs
+	plainPar                // the plain build, at -parprocs
 	numVariants
 )
 
-var variantNames = [numVariants]string{"plain", "elision", "profiled", "traced"}
+var variantNames = [numVariants]string{"plain", "elision", "profiled", "traced", "parallel", "plainpar"}
 
 func (v variant) String() string { return variantNames[v] }
 
-// binaries are the four builds of one example.
+// binaries are the builds of one example.
 type binaries struct {
 	name string
 	dir  string // the example's scratch directory: binaries, profile, trace
@@ -69,7 +72,7 @@ func init() {
 // exists only in the overlay.
 const traceFileName = "zz_spanprof_bench_trace.go"
 
-// buildAll builds spanprof and the four binaries of every example under tmp,
+// buildAll builds spanprof and the binaries of every example under tmp,
 // before any run, so that no build competes with a timed run for the CPU.
 func buildAll(root, tmp string, examples []suite.Example, p *progress) ([]binaries, error) {
 	p.printf("building spanprof")
@@ -89,7 +92,7 @@ func buildAll(root, tmp string, examples []suite.Example, p *progress) ([]binari
 	return all, nil
 }
 
-// build builds the four binaries of the example in examples/name.
+// build builds the binaries of the example in examples/name.
 func build(root, tmp, spanprof, name string) (binaries, error) {
 	b := binaries{name: name, dir: filepath.Join(tmp, name)}
 	if err := os.Mkdir(b.dir, 0o755); err != nil {
@@ -108,8 +111,13 @@ func build(root, tmp, spanprof, name string) (binaries, error) {
 		elision:  {spanprof, "build", "-mode", "elision", "-o", b.bin[elision], pkg},
 		profiled: {spanprof, "build", "-o", b.bin[profiled], pkg},
 		traced:   {"go", "build", "-overlay", overlay, "-o", b.bin[traced], pkg},
+		parallel: {spanprof, "build", "-mode", "parallel", "-o", b.bin[parallel], pkg},
 	}
+	b.bin[plainPar] = b.bin[plain] // the same program, run at another GOMAXPROCS
 	for v, args := range cmds {
+		if args == nil {
+			continue
+		}
 		if err := goCommand(root, args[0], args[1:]...); err != nil {
 			return b, fmt.Errorf("%s (%s build): %w", name, variant(v), err)
 		}

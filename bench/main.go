@@ -5,17 +5,19 @@
 //
 // Usage:
 //
-//	go run ./bench [-runs N] [-o results.csv] [-only name,name] [-procs P] [-time wall|cpu]
+//	go run ./bench [-runs N] [-o results.csv] [-only name,name] [-procs P] [-parprocs Q] [-time wall|cpu]
 //
-// It builds four binaries of each example: the plain program (go build); its
+// It builds five binaries of each example: the plain program (go build); its
 // serial elision (spanprof build -mode elision: every spawn a plain call,
-// nothing measured); the profiled program (spanprof build); and the plain
+// nothing measured); the profiled program (spanprof build); the plain
 // program with Go's execution tracer on (runtime/trace started by an init
 // function added with go build -overlay), the reference a Go programmer
-// already has. It then runs the four, one after another, N times each on the
-// default input with GOMAXPROCS=P, prints a table (the median of each time,
-// and the median of each round's ratios, with their geometric mean and
-// maximum) and writes the same numbers as CSV. The table shows wall time,
+// already has; and the program profiled in parallel mode (spanprof build
+// -mode parallel). It then runs them, one after another, N times each on the
+// default input with GOMAXPROCS=P, except that the parallel-mode program
+// runs with GOMAXPROCS=Q, next to a run of the plain program at Q. It
+// prints a table (the median of each time, and the median of each round's
+// ratios, with their geometric mean and maximum) and writes the same numbers as CSV. The table shows wall time,
 // or with -time cpu the user + system time of the process, which other
 // processes on the same cores disturb less; the CSV holds both. Every run
 // must exit 0: the examples check their own results. docs/benchmarks.md
@@ -41,21 +43,22 @@ func main() {
 	out := flag.String("o", "bench-results.csv", "write the results as CSV to `file`")
 	only := flag.String("only", "", "measure only the comma-separated `examples`")
 	procs := flag.Int("procs", 1, "run the programs with GOMAXPROCS=`n`")
+	parProcs := flag.Int("parprocs", 2, "run the parallel-mode program, and the plain one it is compared with, with GOMAXPROCS=`n`")
 	timeFlag := flag.String("time", "wall", "show times on `clock` wall or cpu (user + system) in the table")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench [-runs N] [-o results.csv] [-only name,name] [-procs P] [-time wall|cpu]\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench [-runs N] [-o results.csv] [-only name,name] [-procs P] [-parprocs Q] [-time wall|cpu]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	c, err := parseClock(*timeFlag)
-	if err != nil || flag.NArg() > 0 || *runs < 1 || *procs < 1 {
+	if err != nil || flag.NArg() > 0 || *runs < 1 || *procs < 1 || *parProcs < 1 {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 		}
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := bench(*runs, *procs, c, *only, *out); err != nil {
+	if err := bench(*runs, *procs, *parProcs, c, *only, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		var usage usageError
 		if errors.As(err, &usage) {
@@ -68,7 +71,7 @@ func main() {
 // usageError is an error in the command line rather than in a build or a run.
 type usageError struct{ error }
 
-func bench(runs, procs int, c clock, only, out string) error {
+func bench(runs, procs, parProcs int, c clock, only, out string) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return usageError{err}
@@ -93,7 +96,7 @@ func bench(runs, procs int, c clock, only, out string) error {
 		p.done()
 		return err
 	}
-	r := &runner{dir: tmp, procs: procs, env: baseEnv(os.Environ())}
+	r := &runner{dir: tmp, procs: procs, parProcs: parProcs, env: baseEnv(os.Environ())}
 	var results []result
 	for i, b := range bins {
 		rounds, err := r.measure(b, runs, func(round int) {
@@ -108,8 +111,8 @@ func bench(runs, procs int, c clock, only, out string) error {
 	p.done()
 
 	what := map[clock]string{wallClock: "wall time", cpuClock: "user + system time"}[c]
-	fmt.Printf("GOMAXPROCS=%d, median of %d runs, %s; %s %s/%s, %d CPUs\n\n",
-		procs, runs, what, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Printf("GOMAXPROCS=%d (parallel and parallel/plain: %d), median of %d runs, %s; %s %s/%s, %d CPUs\n\n",
+		procs, parProcs, runs, what, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	if err := writeTable(os.Stdout, results, c); err != nil {
 		return err
 	}

@@ -25,13 +25,20 @@ type ratio struct {
 // ratios are the table's ratio columns. profiled/plain is Figure 11's
 // overhead; profiled/elision is the cost of the measurements alone, with the
 // goroutines already gone; elision/plain what removing the goroutines alone
-// does; traced/plain the cost of the profiler a Go programmer already has.
+// does; traced/plain the cost of the profiler a Go programmer already has;
+// parallel/plain the overhead of parallel mode, over the plain program at
+// the same GOMAXPROCS (-parprocs), as TaskProf reports its overhead.
 var ratios = []ratio{
 	{"profiled/plain", "profiled_plain", profiled, plain},
 	{"profiled/elision", "profiled_elision", profiled, elision},
 	{"elision/plain", "elision_plain", elision, plain},
 	{"traced/plain", "traced_plain", traced, plain},
+	{"parallel/plain", "parallel_plain", parallel, plainPar},
 }
+
+// shown are the variants whose times the table shows: the plain runs at
+// -parprocs are only the denominator of parallel/plain (the CSV has them).
+var shown = []variant{plain, elision, profiled, traced, parallel}
 
 // A clock is what a time is measured on.
 type clock int
@@ -157,7 +164,10 @@ func writeTable(w io.Writer, rs []result, c clock) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	header := []string{"benchmark", "plain", "elision", "profiled", "traced"}
+	header := []string{"benchmark"}
+	for _, v := range shown {
+		header = append(header, v.String())
+	}
 	for _, q := range ratios {
 		header = append(header, q.name)
 	}
@@ -165,7 +175,7 @@ func writeTable(w io.Writer, rs []result, c clock) error {
 	rows := [][]string{header}
 	for _, r := range byOverhead(rs, c) {
 		row := []string{r.name}
-		for v := range numVariants {
+		for _, v := range shown {
 			row = append(row, seconds(r.time[c][v]))
 		}
 		for _, x := range r.ratio[c] {
@@ -180,8 +190,8 @@ func writeTable(w io.Writer, rs []result, c clock) error {
 		}
 		return row
 	}
-	gm := blanks([]string{"geometric mean"}, int(numVariants))
-	mx := blanks([]string{"maximum"}, int(numVariants))
+	gm := blanks([]string{"geometric mean"}, len(shown))
+	mx := blanks([]string{"maximum"}, len(shown))
 	for i := range ratios {
 		gm, mx = append(gm, times(s.geomean[c][i])), append(mx, times(s.max[c][i]))
 	}

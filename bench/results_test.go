@@ -31,10 +31,10 @@ func TestGeomean(t *testing.T) {
 
 // mkRound builds a round from wall times in milliseconds, with CPU time
 // equal to wall time but for the traced run, which takes half its wall
-// time on the CPU.
-func mkRound(plainMs, elisionMs, profiledMs, tracedMs float64) round {
+// time on the CPU. plainParMs is the plain program's run at -parprocs.
+func mkRound(plainMs, elisionMs, profiledMs, tracedMs, parallelMs, plainParMs float64) round {
 	var rd round
-	for v, ms := range []float64{plainMs, elisionMs, profiledMs, tracedMs} {
+	for v, ms := range []float64{plainMs, elisionMs, profiledMs, tracedMs, parallelMs, plainParMs} {
 		d := time.Duration(ms * float64(time.Millisecond))
 		rd[v] = sample{wall: d, cpu: d, maxRSS: int64(v+1) << 20}
 	}
@@ -48,9 +48,9 @@ func TestSummarizeTakesTheMedianOfEachRoundsRatio(t *testing.T) {
 	// Profiled over plain per round: 3, 1, 1.2, so the median ratio is
 	// 1.2; the ratio of the median times would be 3 / 2 = 1.5.
 	rounds := []round{
-		mkRound(1000, 900, 3000, 1100),
-		mkRound(10000, 9000, 10000, 11000),
-		mkRound(2000, 1800, 2400, 2200),
+		mkRound(1000, 900, 3000, 1100, 750, 500),
+		mkRound(10000, 9000, 10000, 11000, 7500, 5000),
+		mkRound(2000, 1800, 2400, 2200, 1500, 1000),
 	}
 	r := summarize("quicksort", 1, rounds)
 	if r.time[wallClock][plain] != 2*time.Second || r.time[wallClock][profiled] != 3*time.Second {
@@ -59,10 +59,14 @@ func TestSummarizeTakesTheMedianOfEachRoundsRatio(t *testing.T) {
 	if got := r.time[cpuClock][traced]; got != 1100*time.Millisecond {
 		t.Errorf("median CPU time of the traced runs %v, want 1.1s", got)
 	}
-	// profiled/plain, profiled/elision, elision/plain, traced/plain
+	if got := r.time[wallClock][plainPar]; got != time.Second {
+		t.Errorf("median wall time of the plain runs at -parprocs %v, want 1s", got)
+	}
+	// profiled/plain, profiled/elision, elision/plain, traced/plain,
+	// parallel/plain (over the plain runs at -parprocs)
 	want := [numClocks][]float64{
-		wallClock: {1.2, 1.2 / 0.9, 0.9, 1.1},
-		cpuClock:  {1.2, 1.2 / 0.9, 0.9, 0.55},
+		wallClock: {1.2, 1.2 / 0.9, 0.9, 1.1, 1.5},
+		cpuClock:  {1.2, 1.2 / 0.9, 0.9, 0.55, 1.5},
 	}
 	for c := range numClocks {
 		for i, q := range ratios {
@@ -78,9 +82,9 @@ func TestSummarizeTakesTheMedianOfEachRoundsRatio(t *testing.T) {
 
 // twoResults are a cheap and a costly benchmark, listed costly first.
 func twoResults() []result {
-	fib := summarize("fib", 1, []round{mkRound(1000, 100, 4000, 3000)})
+	fib := summarize("fib", 1, []round{mkRound(1000, 100, 4000, 3000, 2400, 600)})
 	fib.shadow = 3 << 20
-	mm := summarize("matmul", 1, []round{mkRound(2000, 2000, 2200, 2100)})
+	mm := summarize("matmul", 1, []round{mkRound(2000, 2000, 2200, 2100, 1100, 1000)})
 	return []result{fib, mm}
 }
 
@@ -90,13 +94,14 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sorted by profiled/plain as Figure 11 is; the geometric mean of 1.1
-	// and 4 is 2.10, of 1 and 0.1 (elision/plain) 0.32.
-	want := `| benchmark      |  plain | elision | profiled | traced | profiled/plain | profiled/elision | elision/plain | traced/plain | shadow memory | RSS plain | RSS profiled |
-|----------------|-------:|--------:|---------:|-------:|---------------:|-----------------:|--------------:|-------------:|--------------:|----------:|-------------:|
-| matmul         | 2.00 s |  2.00 s |   2.20 s | 2.10 s |          1.10× |            1.10× |         1.00× |        1.05× |       4.0 KiB |   1.0 MiB |      3.0 MiB |
-| fib            | 1.00 s |  0.10 s |   4.00 s | 3.00 s |          4.00× |           40.00× |         0.10× |        3.00× |       3.0 MiB |   1.0 MiB |      3.0 MiB |
-| geometric mean |        |         |          |        |          2.10× |            6.63× |         0.32× |        1.77× |               |           |              |
-| maximum        |        |         |          |        |          4.00× |           40.00× |         1.00× |        3.00× |       3.0 MiB |   1.0 MiB |      3.0 MiB |
+	// and 4 is 2.10, of 1 and 0.1 (elision/plain) 0.32, of 1.1 and 4
+	// (parallel/plain, over the plain runs at -parprocs) 2.10.
+	want := `| benchmark      |  plain | elision | profiled | traced | parallel | profiled/plain | profiled/elision | elision/plain | traced/plain | parallel/plain | shadow memory | RSS plain | RSS profiled |
+|----------------|-------:|--------:|---------:|-------:|---------:|---------------:|-----------------:|--------------:|-------------:|---------------:|--------------:|----------:|-------------:|
+| matmul         | 2.00 s |  2.00 s |   2.20 s | 2.10 s |   1.10 s |          1.10× |            1.10× |         1.00× |        1.05× |          1.10× |       4.0 KiB |   1.0 MiB |      3.0 MiB |
+| fib            | 1.00 s |  0.10 s |   4.00 s | 3.00 s |   2.40 s |          4.00× |           40.00× |         0.10× |        3.00× |          4.00× |       3.0 MiB |   1.0 MiB |      3.0 MiB |
+| geometric mean |        |         |          |        |          |          2.10× |            6.63× |         0.32× |        1.77× |          2.10× |               |           |              |
+| maximum        |        |         |          |        |          |          4.00× |           40.00× |         1.00× |        3.00× |          4.00× |       3.0 MiB |   1.0 MiB |      3.0 MiB |
 `
 	if got := b.String(); got != want {
 		t.Errorf("writeTable wrote\n%s\nwant\n%s", got, want)
@@ -138,6 +143,11 @@ func TestWriteCSV(t *testing.T) {
 		{2, "traced_plain_wall", "3.0000"},
 		{2, "traced_plain_cpu", "1.5000"},
 		{2, "shadow_bytes", "3145728"},
+		{2, "parallel_wall_ns", "2400000000"},
+		{2, "plainpar_cpu_ns", "600000000"},
+		{2, "parallel_plain_cpu", "4.0000"},
+		{3, "parallel_plain_wall", "2.0976"},
+		{4, "parallel_plain_wall", "4.0000"},
 		{2, "trace_bytes", "1000"},
 		{2, "traced_maxrss_bytes", "4194304"},
 		{3, "profiled_plain_wall", "2.0976"},
@@ -184,11 +194,11 @@ func TestWriteTableCPU(t *testing.T) {
 	rs := twoResults()
 	// On the CPU, fib's profiled run costs as much as the plain one, so it
 	// comes before matmul, the other way round from the wall clock.
-	rs[0] = summarize("fib", 1, []round{mkRound(1000, 100, 4000, 3000)})
+	rs[0] = summarize("fib", 1, []round{mkRound(1000, 100, 4000, 3000, 2400, 600)})
 	for v := range numVariants {
 		rs[0].time[cpuClock][v] = time.Second
 	}
-	rs[0].ratio[cpuClock] = []float64{1, 1, 1, 1}
+	rs[0].ratio[cpuClock] = []float64{1, 1, 1, 1, 1}
 	var b bytes.Buffer
 	if err := writeTable(&b, rs, cpuClock); err != nil {
 		t.Fatal(err)
@@ -211,5 +221,20 @@ func TestParseClock(t *testing.T) {
 	}
 	if _, err := parseClock("user"); err == nil {
 		t.Error("parseClock(\"user\") succeeded")
+	}
+}
+
+// The parallel-mode program and the plain run it is compared with run at
+// -parprocs, the rest at -procs.
+func TestProcsOf(t *testing.T) {
+	r := &runner{procs: 1, parProcs: 4}
+	for v := range numVariants {
+		want := 1
+		if v == parallel || v == plainPar {
+			want = 4
+		}
+		if got := r.procsOf(v); got != want {
+			t.Errorf("%s runs with GOMAXPROCS=%d, want %d", v, got, want)
+		}
 	}
 }

@@ -38,9 +38,18 @@ type round [numVariants]sample
 
 // runner runs the binaries with a fixed environment.
 type runner struct {
-	dir   string   // working directory of the runs
-	procs int      // GOMAXPROCS of the runs
-	env   []string // the driver's environment without the variables it sets
+	dir      string   // working directory of the runs
+	procs    int      // GOMAXPROCS of the runs
+	parProcs int      // GOMAXPROCS of the parallel-mode runs and their plain runs
+	env      []string // the driver's environment without the variables it sets
+}
+
+// procsOf returns the GOMAXPROCS that variant v runs with.
+func (r *runner) procsOf(v variant) int {
+	if v == parallel || v == plainPar {
+		return r.parProcs
+	}
+	return r.procs
 }
 
 // baseEnv drops from env the variables the runs must not inherit: the
@@ -57,10 +66,12 @@ func baseEnv(env []string) []string {
 	return keep
 }
 
-// measure runs b's four binaries runs times, interleaved (plain, elision,
-// profiled, traced, plain, ...), so that the two sides of every ratio run
-// close together in time, under the same load. It checks that every run
-// exits 0 and prints what the plain program printed in the first round.
+// measure runs b's binaries runs times, interleaved (plain, elision,
+// profiled, traced, parallel, plain at -parprocs, plain, ...), so that the
+// two sides of every ratio run close together in time, under the same
+// load. Where -parprocs is -procs the plain run serves both. It checks that
+// every run exits 0 and prints what the plain program printed in the first
+// round.
 func (r *runner) measure(b binaries, runs int, progress func(round int)) ([]round, error) {
 	var (
 		rounds []round
@@ -70,6 +81,10 @@ func (r *runner) measure(b binaries, runs int, progress func(round int)) ([]roun
 		progress(i + 1)
 		var rd round
 		for v := range numVariants {
+			if v == plainPar && r.parProcs == r.procs {
+				rd[v] = rd[plain]
+				continue
+			}
 			s, stdout, err := r.run(b, v)
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s, run %d of %d): %w", b.name, v, i+1, runs, err)
@@ -89,10 +104,10 @@ func (r *runner) measure(b binaries, runs int, progress func(round int)) ([]roun
 // run runs one binary of b on its default input and returns what it
 // measured and printed on standard output.
 func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
-	env := append(r.env[:len(r.env):len(r.env)], "GOMAXPROCS="+strconv.Itoa(r.procs))
+	env := append(r.env[:len(r.env):len(r.env)], "GOMAXPROCS="+strconv.Itoa(r.procsOf(v)))
 	var out string
 	switch v {
-	case profiled:
+	case profiled, parallel:
 		out = filepath.Join(b.dir, "profile.pb.gz")
 		env = append(env, "SPANPROF_OUT="+out)
 	case traced:
@@ -121,7 +136,7 @@ func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
 	}
 	s := sample{wall: duration(t.Wall), cpu: duration(t.CPU), maxRSS: maxRSS(cmd.ProcessState)}
 	switch v {
-	case profiled:
+	case profiled, parallel:
 		p, err := spanprofile.ReadFile(out)
 		if err != nil {
 			return s, nil, err
@@ -129,7 +144,9 @@ func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
 		if p.Work <= 0 {
 			return s, nil, fmt.Errorf("the profile says work %d", p.Work)
 		}
-		s.shadow = p.ShadowBytes
+		if v == profiled {
+			s.shadow = p.ShadowBytes
+		}
 	case traced:
 		fi, err := os.Stat(out)
 		if err != nil {

@@ -37,6 +37,8 @@ type htmlData struct {
 	Warnings []string
 	// NotProfiled is what the run did not profile, a sentence each.
 	NotProfiled []string
+	// LeftOut names the calls left out that may carry work.
+	LeftOut string
 
 	Icicle  *icicleChart
 	Speedup []spanprofile.Bound
@@ -50,6 +52,12 @@ type htmlData struct {
 	UnitName  string
 	Functions []FunctionSummary // trace mode, at most TopFunctions
 	MoreFuncs int
+
+	// The what-if profile: a chart, and a table of parallelism by
+	// target and factor.
+	WhatIfChart *whatIfChart
+	WhatIfHead  []string
+	WhatIfRows  []htmlWhatIfRow
 }
 
 type keyNumber struct {
@@ -96,6 +104,7 @@ func HTML(w io.Writer, p *spanprofile.Profile, opts Options) error {
 		Trust:       trustLines(p),
 		Warnings:    Warnings(p),
 		NotProfiled: notProfiledLines(p),
+		LeftOut:     leftOutLine(p),
 		Icicle:      icicle(p, opts.SourceURL),
 		Speedup:     bounds,
 		Chart:       speedup(p, bounds),
@@ -105,6 +114,8 @@ func HTML(w io.Writer, p *spanprofile.Profile, opts Options) error {
 		NotRun:      r.unexecuted,
 		UnitName:    unitAbbrev(p.Unit),
 	}
+	d.WhatIfChart = whatIfChartOf(p)
+	d.WhatIfHead, d.WhatIfRows = htmlWhatIf(p)
 	if c, ok := sortColumn[r.sort.Name]; ok {
 		d.SortCol = c
 	}

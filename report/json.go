@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/spanprof/spanprof/spanprofile"
 )
@@ -61,6 +62,20 @@ type Summary struct {
 	Trace     *spanprofile.TraceInfo    `json:"trace,omitempty"`
 	Functions []FunctionSummary         `json:"functions,omitempty"`
 	Tasks     []spanprofile.TaskSummary `json:"tasks,omitempty"`
+	// Verdict is the report's one sentence (see Verdict); Limits what the
+	// limits on spawn sites did, the one that bounds the parallelism
+	// marked (see Limits).
+	Verdict string         `json:"verdict,omitempty"`
+	Limits  []LimitSummary `json:"limits,omitempty"`
+	// LeftOut are the calls left out of the profile that may carry work
+	// (at most 20), LeftOutMore how many more there are.
+	LeftOut     []LeftOutSummary `json:"left_out,omitempty"`
+	LeftOutMore int              `json:"left_out_more,omitempty"`
+	// WhatIf is the what-if profile (docs/what-if.md): per target and
+	// factor, then for all the targets together, the run had the
+	// target's strands taken 1/factor of their time; absent without
+	// targets.
+	WhatIf []WhatIfSummary `json:"what_if,omitempty"`
 }
 
 // SiteSummary is one site of the JSON report.
@@ -73,6 +88,11 @@ type SiteSummary struct {
 
 	Column int    `json:"column,omitempty"` // tells apart sites on one line
 	Caller string `json:"caller"`           // the function that contains the site
+	// Loop, LimitKind and LimitAt: what the analyzer saw around a spawn
+	// (spanprofile.Site).
+	Loop      string `json:"loop,omitempty"`
+	LimitKind string `json:"limit_kind,omitempty"`
+	LimitAt   string `json:"limit_at,omitempty"`
 }
 
 // RootSummary is the root row of the JSON report.
@@ -101,7 +121,10 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 		Trust:       p.Trust,
 		NotProfiled: notProfiled(p),
 		Trace:       p.Trace, Functions: Functions(p), Tasks: p.Tasks,
+		Verdict: strings.TrimPrefix(Verdict(p), "Verdict: "), Limits: Limits(p),
+		WhatIf: whatIfSummaries(p, opts.procs()),
 	}
+	s.LeftOut, s.LeftOutMore = leftOut(p, maxLeftOutJSON)
 	if p.Partial() {
 		s.Ended = p.Ended
 	}
@@ -113,6 +136,7 @@ func Summarize(p *spanprofile.Profile, opts Options) (*Summary, error) {
 			Site: siteName(m.Site), Func: m.Site.Func, Kind: m.Site.Kind,
 			OnWork: m.OnWork, OnSpan: m.OnSpan,
 			Column: m.Site.Column, Caller: m.Site.Caller,
+			Loop: m.Site.Loop, LimitKind: m.Site.LimitKind, LimitAt: m.Site.LimitAt,
 		})
 	}
 	if r.root != nil {

@@ -271,8 +271,7 @@ func Warnings(p *spanprofile.Profile) []string {
 	// no coarser grain.
 	if p.Spawns > 0 && p.BurdenedSpan > 0 && below1(p.BurdenedParallelism()) && !atMost1(p.Parallelism()) {
 		out = append(out, "burdened parallelism is below 1: scheduling costs outweigh the parallelism, "+
-			"so the program may run slower in parallel than serially; coarsen the parallel grain "+
-			"(parallelize an outer loop rather than an inner one)")
+			"so the program may run slower in parallel than serially; "+grainAdvice(p))
 	}
 	return out
 }
@@ -284,9 +283,10 @@ func below1(x float64) bool  { return math.Round(x*100) < 100 }
 func atMost1(x float64) bool { return math.Round(x*100) <= 100 }
 
 // Verdict says in one sentence what the profile finds: the parallelism,
-// what bounds it (the span, or the burden of spawning when the burdened
-// parallelism is well below it), and the site holding the largest share of
-// the span. It is "" for a profile without a span.
+// what bounds it (a limit on a spawn site's children when BoundingLimit
+// finds one, the burden of spawning when the burdened parallelism is well
+// below it, else the span), and the site holding the largest share of the
+// span. It is "" for a profile without a span.
 func Verdict(p *spanprofile.Profile) string {
 	if p.Span <= 0 || p.Work <= 0 {
 		return ""
@@ -294,7 +294,9 @@ func Verdict(p *spanprofile.Profile) string {
 	par := p.Parallelism()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verdict: parallelism %s", decimal(par, 2))
-	if bp := p.BurdenedParallelism(); p.Mode != "trace" && p.Spawns > 0 && bp < 0.8*par {
+	if l := BoundingLimit(p); l != nil {
+		b.WriteString(", bounded by " + l.Phrase)
+	} else if bp := p.BurdenedParallelism(); p.Mode != "trace" && p.Spawns > 0 && bp < 0.8*par {
 		fmt.Fprintf(&b, ", burdened %s: the cost of spawning bounds it more than the span does", decimal(bp, 2))
 	} else {
 		b.WriteString(", bounded by the span")
@@ -314,4 +316,165 @@ func Verdict(p *spanprofile.Profile) string {
 		fmt.Fprintf(&b, "; %s (%s) holds %s of it", top.Site.Func, where, percent(top.OnSpan.Local.Span, p.Span))
 	}
 	return b.String() + "."
+}
+
+// LimitSummary is what a limit on a spawn site's children (errgroup's
+// SetLimit, a buffered-channel semaphore) did in the run.
+type LimitSummary struct {
+	Site  string `json:"site"` // the spawn site, file:line
+	Func  string `json:"func"` // the spawned function
+	Kind  string `json:"kind"` // "errgroup SetLimit", "semaphore", or "" when the analyzer did not name it
+	At    string `json:"at,omitempty"`
+	N     int64  `json:"n"`
+	Waits int64  `json:"waits"`
+	Delay int64  `json:"delay"`
+	// Bounds says the limit, not the span, holds the parallelism down
+	// (BoundingLimit), and Phrase names it as the verdict does.
+	Bounds bool   `json:"bounds"`
+	Phrase string `json:"phrase"`
+}
+
+// limitBoundShare is the share of the span that waits for a limit's slots
+// must reach before the report says the limit bounds the parallelism.
+// Eight equal tasks under a limit of k wait (8/k - 1) task lengths of a
+// span of 8/k: 75% for k = 2, 50% for k = 4 and k = 7 (two rounds
+// either way); a limit that one slow task reaches once, late, waits for
+// little of the span.
+const limitBoundShare = 0.25
+
+// Limits returns what each limit did, the one that bounds the parallelism
+// (if any) marked.
+func Limits(p *spanprofile.Profile) []LimitSummary {
+	if len(p.Limits) == 0 {
+		return nil
+	}
+	onSpan := make(map[int]bool)
+	for _, m := range p.BySite() {
+		if m.Index >= 0 && m.OnSpan.Local.Count > 0 {
+			onSpan[m.Index] = true
+		}
+	}
+	var out []LimitSummary
+	best := -1
+	for _, u := range p.Limits {
+		if u.Site < 0 || u.Site >= len(p.Sites) {
+			continue
+		}
+		s := p.Sites[u.Site]
+		l := LimitSummary{Site: siteName(s), Func: s.Func, Kind: s.LimitKind, At: s.LimitAt, N: u.N, Waits: u.Waits, Delay: u.Delay}
+		switch {
+		case s.LimitKind == "errgroup SetLimit":
+			l.Phrase = fmt.Sprintf("errgroup SetLimit(%d) at %s", u.N, s.LimitAt)
+		case s.LimitKind == "semaphore":
+			l.Phrase = fmt.Sprintf("a semaphore of %d slots at %s", u.N, s.LimitAt)
+		default:
+			l.Phrase = fmt.Sprintf("a limit of %d on the spawns at %s", u.N, siteName(s))
+		}
+		if p.Span > 0 && float64(u.Delay) >= limitBoundShare*float64(p.Span) && onSpan[u.Site] &&
+			(best < 0 || u.Delay > out[best].Delay) {
+			best = len(out)
+		}
+		out = append(out, l)
+	}
+	if best >= 0 {
+		out[best].Bounds = true
+	}
+	return out
+}
+
+// BoundingLimit returns the limit that holds the parallelism down, or nil:
+// of the limits whose spawn site is on the critical path, the one whose
+// slot waits moved its spawner's path the most, if that is at least a
+// quarter of the span (limitBoundShare). A slot wait is time the spawner
+// spends not spawning: on the span when its path is, and not work, so it
+// is what the limit adds to the span.
+func BoundingLimit(p *spanprofile.Profile) *LimitSummary {
+	for _, l := range Limits(p) {
+		if l.Bounds {
+			return &l
+		}
+	}
+	return nil
+}
+
+// grainAdvice says how to coarsen the grain, by the shape of the code
+// around the spawn site that spawns the most: the analyzer's Site.Loop.
+// Moving the parallelism to an outer loop is the cure only where there is
+// one (Cilkview's stencil); a flat loop that spawns per iteration needs its
+// iterations chunked, as spanvet's finegrain check advises, and recursion
+// a base case that calls instead of spawning.
+func grainAdvice(p *spanprofile.Profile) string {
+	var top *spanprofile.SiteMeasurement
+	sites := p.BySite()
+	for i := range sites {
+		m := &sites[i]
+		if m.Index >= 0 && m.Site.Kind == spanprofile.KindSpawn && (top == nil || m.OnWork.Local.Count > top.OnWork.Local.Count) {
+			top = m
+		}
+	}
+	if top == nil {
+		return "coarsen the parallel grain"
+	}
+	at := sitePlace(top.Site)
+	switch top.Site.Loop {
+	case spanprofile.LoopNested:
+		return "coarsen the parallel grain: the spawns at " + at + " are in an inner loop; parallelize an outer loop instead"
+	case spanprofile.LoopFlat:
+		return "coarsen the parallel grain: the loop at " + at + " spawns once per iteration; give each goroutine a chunk of iterations, e.g. parlib.For(lo, hi, grain, body)"
+	case spanprofile.LoopParlib:
+		return "coarsen the parallel grain: give the parallel loop at " + at + " a larger grain (its last argument before the body), or parallelize an outer loop"
+	case spanprofile.LoopNone:
+		return "coarsen the parallel grain: stop spawning at " + at + " below a larger problem size (call instead of spawn for small subproblems)"
+	}
+	return "coarsen the parallel grain (parallelize an outer loop rather than an inner one)"
+}
+
+// maxLeftOut caps how many left-out calls the text and HTML reports name,
+// and maxLeftOutJSON the JSON report: a program whose every helper is left
+// out needs the rule (docs/rewriting.md), not a list.
+const (
+	maxLeftOut     = 5
+	maxLeftOutJSON = 20
+)
+
+// LeftOutSummary is a call left out of the profile that may carry work.
+type LeftOutSummary struct {
+	Site   string `json:"site"` // file:line relative to the module root
+	Column int    `json:"column,omitempty"`
+	Func   string `json:"func"` // the callee
+	Caller string `json:"caller"`
+	Why    string `json:"why"`
+}
+
+// leftOut returns the first n left-out calls, and how many more there are.
+func leftOut(p *spanprofile.Profile, n int) ([]LeftOutSummary, int) {
+	var out []LeftOutSummary
+	for i, c := range p.LeftOut {
+		if i == n {
+			return out, len(p.LeftOut) - n
+		}
+		out = append(out, LeftOutSummary{Site: siteName(spanprofile.Site{File: c.File, Line: c.Line}), Column: c.Column, Func: c.Func, Caller: c.Caller, Why: c.Why})
+	}
+	return out, 0
+}
+
+// leftOutLine says in a sentence which calls that may carry work the
+// profile left out, whose time their callers' sites hold; "" if none.
+func leftOutLine(p *spanprofile.Profile) string {
+	calls, more := leftOut(p, maxLeftOut)
+	if len(calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s that may carry work, charged to the sites that call them: ", plural(len(p.LeftOut), "call"))
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s %s (%s)", c.Site, c.Func, c.Why)
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "; and %d more", more)
+	}
+	return b.String()
 }

@@ -63,6 +63,8 @@ func TestGolden(t *testing.T) {
 		{"empty", spanprofiletest.Empty(), report.Options{Procs: procs}},
 		{"zero", &spanprofile.Profile{}, report.Options{Procs: procs}},
 		{"pipeline-trace", spanprofiletest.Trace(), report.Options{Procs: procs}},
+		{"quicksort-whatif", spanprofiletest.WhatIf(), report.Options{Procs: procs}},
+		{"quicksort-whatif-wide", spanprofiletest.WhatIf(), report.Options{Procs: []int{2, 8, 32}, Wide: true}},
 	} {
 		for _, format := range report.Formats {
 			t.Run(tc.name+"/"+format, func(t *testing.T) {

@@ -68,6 +68,9 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	for _, n := range notProfiledLines(p) {
 		e.printf("Not profiled: %s.\n", wrap(n, 78, "  "))
 	}
+	if l := leftOutLine(p); l != "" {
+		e.printf("Not instrumented: %s.\n", wrap(l, 78, "  "))
+	}
 
 	e.printf("\n2) Speedup Estimate\n")
 	speedup := &table{right: []bool{true, true, true}}
@@ -128,6 +131,7 @@ func Text(w io.Writer, p *spanprofile.Profile, opts Options) error {
 	if p.Mode == "trace" {
 		textTrace(e, p)
 	}
+	textWhatIf(e, p, opts)
 	return e.err
 }
 

@@ -144,6 +144,9 @@ func checkTableOrder(t *testing.T, gen string) bool {
 	}
 	var rows []row
 	for l := range strings.Lines(gen) {
+		if strings.TrimSpace(l) == "})" {
+			break // the site table's end: the left-out calls follow
+		}
 		var r row
 		if _, err := fmt.Sscanf(strings.TrimSpace(l), "{File: %q, Line: %d, Column: %d,", &r.file, &r.line, &r.col); err == nil {
 			rows = append(rows, r)

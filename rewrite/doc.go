@@ -17,8 +17,12 @@
 // zz_spanprof_x_test.go for its external test package):
 //
 //	var _spanprofSites = _spanprof_shadow.Init([]_spanprof_shadow.SiteInfo{
-//		{File: "p/a.go", Line: 12, Column: 3, Func: "example.com/m/p.f.func1", Caller: "example.com/m/p.f", Kind: "spawn"},
+//		{File: "p/a.go", Line: 12, Column: 3, Func: "example.com/m/p.f.func1", Caller: "example.com/m/p.f", Kind: "spawn", Loop: "loop"},
 //	})
+//
+// followed, where some calls were left out that may carry work, by
+// var _ = _spanprof_shadow.LeftOut([]_spanprof_shadow.SiteInfo{...}), rows
+// with a Why and no site number, which the reports name.
 //
 // and code refers to site i as _spanprofSites+i. Init starts the profiled
 // run if none has started: Go initializes that variable before any
@@ -40,6 +44,8 @@
 //	g.Go(f), g.TryGo(f)  (errgroup)   _spanprof_shadow.GroupGo(S, g, f), _spanprof_shadow.GroupTryGo(S, g, f)
 //	g.Wait()  (errgroup)              _spanprof_shadow.GroupWait(g)
 //	g.SetLimit(n)  (errgroup)         _spanprof_shadow.GroupSetLimit(g, n)
+//	sem <- v  (semaphore, S's spawn)  _spanprof_shadow.SemAcquire(S, sem, v)
+//	<-sem  (its release in the child) _spanprof_shadow.SemRelease(sem)
 //	grp.Spawn(f), grp.Sync()          _spanprof_shadow.ParlibGroupSpawn(S, &grp, f), _spanprof_shadow.ParlibGroupSync(&grp)
 //	t := parlib.Spawn(f); t.Wait()    t := _spanprof_shadow.ParlibSpawn(S, parlib.Spawn, f); _spanprof_shadow.ParlibTaskWait(t)
 //	parlib.Do(f, g)                   _spanprof_shadow.ParlibDo(S, parlib.Do, f, g)   (f at S, g at S+1)

@@ -14,6 +14,7 @@ const (
 	rtFinish        = "Finish"        // deferred in main; after the tests in TestMain
 	rtTestOutput    = "TestOutput"    // where a test binary's profile goes (-spanprofile)
 	rtBeforeExit    = "BeforeExit"    // os.Exit(BeforeExit(code))
+	rtLeftOut       = "LeftOut"       // the calls left out that may carry work, for the reports
 
 	// Instrumented calls.
 	rtCallBegin  = "CallBegin"  // before a statement that makes the call
@@ -36,6 +37,8 @@ const (
 	rtGroupTryGo       = "GroupTryGo"       // errgroup's g.TryGo(f)
 	rtGroupWait        = "GroupWait"        // errgroup's g.Wait()
 	rtGroupSetLimit    = "GroupSetLimit"    // errgroup's g.SetLimit(n)
+	rtSemAcquire       = "SemAcquire"       // sem <- v, a semaphore's acquire around a spawn
+	rtSemRelease       = "SemRelease"       // <-sem, its release at the child's end
 	rtParlibGroupSpawn = "ParlibGroupSpawn" // parlib's g.Spawn(f)
 	rtParlibGroupSync  = "ParlibGroupSync"  // parlib's g.Sync()
 	rtParlibSpawn      = "ParlibSpawn"      // parlib.Spawn(f)
@@ -44,6 +47,11 @@ const (
 	rtParlibFor        = "ParlibFor"        // parlib.For
 	rtParlibForRange   = "ParlibForRange"   // parlib.ForRange
 	rtParlibForEach    = "ParlibForEach"    // parlib.ForEach
+
+	// Regions (region.go): region.Begin is an instrumented call's
+	// EnterAfter.
+	rtRegionEnd = "RegionEnd" // r.End()
+	rtRegionDo  = "RegionDo"  // region.Do(name, f)
 
 	// Tests (tests.go).
 	rtBeginTest    = "BeginTest"    // defer EndTest(BeginTest()) first in a test
@@ -69,6 +77,7 @@ var entryPoints = map[string]string{
 	rtFinish:        "func()",
 	rtTestOutput:    "func(*string, string)",
 	rtBeforeExit:    "func(int) int",
+	rtLeftOut:       "func([]SiteInfo) int",
 
 	rtCallBegin:  "func(SiteID)",
 	rtCallEnd:    "func()",
@@ -89,6 +98,8 @@ var entryPoints = map[string]string{
 	rtGroupTryGo:       "func[G any, PG ErrGroup[G]](SiteID, PG, func() error) bool",
 	rtGroupWait:        "func[G any, PG ErrGroup[G]](PG) error",
 	rtGroupSetLimit:    "func[G any, PG LimitGroup[G]](PG, int)",
+	rtSemAcquire:       "func[T any](SiteID, chan T, T)",
+	rtSemRelease:       "func[T any](chan T) T",
 	rtParlibGroupSpawn: "func[G any, PG ParlibGroup[G]](SiteID, PG, func())",
 	rtParlibGroupSync:  "func[G any, PG ParlibGroup[G]](PG)",
 	rtParlibSpawn:      "func[T any](SiteID, func(func() T) *parlib.Task[T], func() T) *parlib.Task[T]",
@@ -97,6 +108,9 @@ var entryPoints = map[string]string{
 	rtParlibFor:        "func(SiteID, func(int, int, int, func(int)), int, int, int, func(int))",
 	rtParlibForRange:   "func(SiteID, func(int, int, int, func(int, int)), int, int, int, func(int, int))",
 	rtParlibForEach:    "func[T any](SiteID, func([]T, int, func(int, *T)), []T, int, func(int, *T))",
+
+	rtRegionEnd: "func[R interface{End()}](R)",
+	rtRegionDo:  "func(SiteID, func(string, func()), string, func())",
 
 	rtBeginTest:    "func() *TestHold",
 	rtEndTest:      "func(*TestHold)",

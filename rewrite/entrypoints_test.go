@@ -56,8 +56,9 @@ func TestEntryPoints(t *testing.T) {
 			t.Errorf("shadow.%s is a %T, want a function", name, obj)
 		}
 	}
-	// What the spanprof command uses (cmd/spanprof: preflight.go, count.go).
-	command := map[string]bool{"DefaultMeasure": true, "EnvRun": true, "EnvStrands": true}
+	// What the spanprof command uses (cmd/spanprof: preflight.go, count.go,
+	// whatif.go).
+	command := map[string]bool{"DefaultMeasure": true, "EnvRun": true, "EnvStrands": true, "EnvWhatIf": true, "ParseTargets": true}
 	for _, name := range scope.Names() {
 		if !token.IsExported(name) {
 			continue

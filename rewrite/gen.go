@@ -38,7 +38,16 @@ import (
 // {{if .Test}}test {{end}}package refer to; registering them starts the profiled run.
 var {{.Table}} = _spanprof_shadow.Init([]_spanprof_shadow.SiteInfo{
 {{- range .Sites}}
-	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}{{if .Goroutine}}, Goroutine: true{{end}}},
+	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}{{if .Goroutine}}, Goroutine: true{{end}}{{if .Loop}}, Loop: {{printf "%q" .Loop}}{{end}}{{if .LimitKind}}, LimitKind: {{printf "%q" .LimitKind}}, LimitAt: {{printf "%q" .LimitAt}}{{end}}},
+{{- end}}
+})
+{{end}}
+{{- if .LeftOut}}
+// The calls of this {{if .Test}}test {{end}}package left out of the profile that may carry work: the
+// reports name them.
+var _ = _spanprof_shadow.LeftOut([]_spanprof_shadow.SiteInfo{
+{{- range .LeftOut}}
+	{File: {{printf "%q" .File}}, Line: {{.Line}}, Column: {{.Column}}, Func: {{printf "%q" .Func}}, Caller: {{printf "%q" .Caller}}, Kind: {{printf "%q" .Kind}}, Why: {{printf "%q" .Why}}},
 {{- end}}
 })
 {{end}}
@@ -69,11 +78,17 @@ func TestMain(m *_spanprof_testing.M) {
 // calls the user's, renamed, when userMain.
 func generated(pkgName string, tab table, sites []siteInfo, testMain, userMain bool, out string) ([]byte, error) {
 	var b bytes.Buffer
+	// Left-out calls follow the numbered sites (planUnit).
+	n := len(sites)
+	for n > 0 && sites[n-1].Why != "" {
+		n--
+	}
 	err := genTemplate.Execute(&b, map[string]any{
 		"Package":  pkgName,
 		"Table":    tableVars[tab],
 		"Test":     tab != tablePkg,
-		"Sites":    sites,
+		"Sites":    sites[:n],
+		"LeftOut":  sites[n:],
 		"TestMain": testMain,
 		"UserMain": userMain,
 		"Out":      out,

@@ -43,17 +43,24 @@ func (pl *planner) planUnit() *plan {
 	for _, c := range pl.res.Calls {
 		items = append(items, item{pos: c.Node.Pos(), call: c})
 	}
+	for _, c := range pl.externalCalls() {
+		items = append(items, item{pos: c.Node.Pos(), call: c})
+	}
 	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(pl.fset, a.pos, b.pos) })
 	for _, it := range items {
 		if pl.fileOf(it.pos) == nil {
 			continue
 		}
-		if it.spawn != nil {
+		switch {
+		case it.spawn != nil:
 			pl.planSpawn(it.spawn)
-		} else {
+		case it.call.Callee.Node == nil:
+			pl.planExternal(it.call) // a call into another package (planext.go)
+		default:
 			pl.planCall(it.call)
 		}
 	}
+	pl.planRegions()
 	for _, sig := range pl.res.Signals {
 		pl.planSignal(sig)
 	}
@@ -61,8 +68,14 @@ func (pl *planner) planUnit() *plan {
 		pl.planWait(w)
 	}
 	pl.planLimits()
+	pl.planSemaphores()
 	pl.planProgram()
 	pl.planTests()
+	// The left-out calls go last, after every numbered site: generated
+	// files register them apart (gen.go), and site numbers stay as planned.
+	for tab := range pl.tables {
+		pl.tables[tab] = append(pl.tables[tab], pl.leftOut[tab]...)
+	}
 	return pl.plan
 }
 
@@ -98,6 +111,7 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn) {
 			name = t.Callee.Name
 		}
 		sites = append(sites, pl.addSite(fr, t.Pos, name, s.Func.Name, "spawn"))
+		pl.noteSpawn(fr, s, t, sites[len(sites)-1])
 		if goroutine != "" {
 			t := &pl.tables[fr.table]
 			(*t)[len(*t)-1].Goroutine = true

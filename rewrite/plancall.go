@@ -5,7 +5,9 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/dave/dst"
 
@@ -56,7 +58,7 @@ const (
 // wrapped the call keeps its form and a warning says so.
 func (pl *planner) planCall(c *forkjoin.Call) {
 	if why := pl.skipCall(c); why != "" {
-		pl.skip(why)
+		pl.skip(c, why)
 		return
 	}
 	n := 1
@@ -121,17 +123,74 @@ func hasLoop(f *forkjoin.Func) bool {
 	return found
 }
 
-// skip counts a call not instrumented.
-func (pl *planner) skip(why string) {
+// skip counts a call not instrumented, and lists it where it may carry
+// work (leftOutMatters).
+func (pl *planner) skip(c *forkjoin.Call, why string) {
+	if c.Callee.Node == nil {
+		return // a call into another package: only those admitted are counted (planext.go)
+	}
 	if pl.stats.CallsSkipped == nil {
 		pl.stats.CallsSkipped = make(map[string]int)
 	}
 	pl.stats.CallsSkipped[why]++
+	if !pl.leftOutMatters(c, why) {
+		return
+	}
+	fr := pl.fileOf(c.Node.Pos())
+	if fr == nil {
+		return
+	}
+	q := pl.fset.PositionFor(c.Node.Pos(), false)
+	rel, err := filepath.Rel(pl.prog.Module.Dir, q.Filename)
+	if err != nil {
+		rel = q.Filename
+	}
+	row := siteInfo{File: filepath.ToSlash(rel), Line: q.Line, Column: q.Column, Func: c.Callee.Name, Caller: c.Func.Name, Kind: "call", Why: why}
+	pl.leftOut[fr.table] = append(pl.leftOut[fr.table], row)
+	pl.stats.LeftOut = append(pl.stats.LeftOut, row.File+":"+strconv.Itoa(row.Line)+" "+row.Func)
+}
+
+// leftOutMatters reports whether a call left out for why may carry a real
+// share of its caller's time, so that the summary and the reports name
+// it: its callee loops or makes calls (not only of builtins or
+// conversions). A straight-line callee that calls nothing, the accessor or
+// small helper that inlining is for, costs a few nanoseconds and is never
+// named; nor is a serial self-recursive call, whose time its outermost
+// invocation, which is instrumented, names.
+func (pl *planner) leftOutMatters(c *forkjoin.Call, why string) bool {
+	if why == skipSerial {
+		return false
+	}
+	return hasLoop(c.Callee) || pl.makesCalls(c.Callee)
+}
+
+// makesCalls reports whether f's own body (not a function literal in it)
+// calls a function: not a builtin, not a conversion.
+func (pl *planner) makesCalls(f *forkjoin.Func) bool {
+	if f.Body == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(f.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if tv, ok := pl.info.Types[n.Fun]; !ok || !tv.IsType() && !tv.IsBuiltin() {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // callSite adds the site of an instrumented call.
 func (pl *planner) callSite(c *forkjoin.Call) dst.Expr {
 	pl.stats.Calls++
+	if c.Callee.Node == nil {
+		pl.stats.CallsOut++
+	}
 	return pl.addSite(pl.fileOf(c.Node.Pos()), c.Node.Pos(), c.Callee.Name, c.Func.Name, "call")
 }
 
@@ -164,7 +223,7 @@ func (pl *planner) planValueCall(c *forkjoin.Call, after ast.Expr, why string) {
 // an EnterAfter and a CallEnd statement.
 func (pl *planner) planStmtCall(c *forkjoin.Call, p *ast.ExprStmt, after ast.Expr, why string) {
 	if !pl.inList(p) {
-		pl.skip(skipPosition)
+		pl.skip(c, skipPosition)
 		return
 	}
 	site := pl.callSite(c)
@@ -183,11 +242,11 @@ func (pl *planner) planStmtCall(c *forkjoin.Call, p *ast.ExprStmt, after ast.Exp
 func (pl *planner) planMultiCall(c *forkjoin.Call, n int, after ast.Expr, why string) {
 	stmt, multi, after, why := pl.multiValueStmt(c, after, why)
 	if n > 4 {
-		pl.skip(skipResults)
+		pl.skip(c, skipResults)
 		return
 	}
 	if !multi {
-		pl.skip(skipPosition)
+		pl.skip(c, skipPosition)
 		return
 	}
 	leave := leaveCall{results: n}
@@ -202,7 +261,7 @@ func (pl *planner) planMultiCall(c *forkjoin.Call, n int, after ast.Expr, why st
 		stmt = pl.initOf(stmt)
 	}
 	if stmt == nil || !pl.inList(stmt) {
-		pl.skip(skipPosition)
+		pl.skip(c, skipPosition)
 		return
 	}
 	site := pl.callSite(c)

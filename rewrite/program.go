@@ -107,11 +107,17 @@ type Stats struct {
 	SpawnsGoroutine   int // spawns that run as goroutines in serial mode too (see the warnings)
 	Signals, Waits    int // join contributions and waits instrumented
 	Calls             int // calls of the packages' functions instrumented
+	Regions           int // regions (package region) instrumented
+	Semaphores        int // buffered-channel semaphores around spawns, modelled as limits
+	CallsOut          int // of Calls, calls into other packages (planext.go)
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
 	// can go, more than four results.
 	CallsSkipped map[string]int
+	// LeftOut names the calls not instrumented that may carry work
+	// (file:line and callee), as the summary lists them.
+	LeftOut []string
 	// CallsArgsInside counts the calls instrumented in a form that starts
 	// the invocation before the calls their arguments make (see the
 	// warnings): a call whose one argument is a call with several
@@ -131,7 +137,11 @@ func (s *Stats) add(t Stats) {
 	s.Signals += t.Signals
 	s.Waits += t.Waits
 	s.Calls += t.Calls
+	s.Regions += t.Regions
+	s.Semaphores += t.Semaphores
+	s.CallsOut += t.CallsOut
 	s.CallsArgsInside += t.CallsArgsInside
+	s.LeftOut = append(s.LeftOut, t.LeftOut...)
 	s.LineConflicts += t.LineConflicts
 	for k, v := range t.CallsSkipped {
 		if s.CallsSkipped == nil {
@@ -153,7 +163,14 @@ func (s Stats) Skipped() int {
 // String summarizes the counts in one line.
 func (s Stats) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s, %s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"))
+	regions := ""
+	if s.Regions > 0 {
+		regions = ", " + plural(s.Regions, "region")
+	}
+	fmt.Fprintf(&b, "%s, %s, %s%s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"), regions)
+	if s.Semaphores > 0 {
+		fmt.Fprintf(&b, "; %s modelled as a limit", plural(s.Semaphores, "semaphore"))
+	}
 	if s.SpawnsGoroutine > 0 {
 		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))
 	}
@@ -177,8 +194,21 @@ func (s Stats) String() string {
 		}
 		fmt.Fprintf(&b, "; %s not instrumented (%s)", plural(n, "call"), strings.Join(parts, ", "))
 	}
+	if len(s.LeftOut) > 0 {
+		names := slices.Sorted(slices.Values(s.LeftOut))
+		more := ""
+		if len(names) > maxLeftOutNamed {
+			more = fmt.Sprintf(" and %d more", len(names)-maxLeftOutNamed)
+			names = names[:maxLeftOutNamed]
+		}
+		fmt.Fprintf(&b, "; left out where they may carry work: %s%s", strings.Join(names, ", "), more)
+	}
 	return b.String()
 }
+
+// maxLeftOutNamed caps how many left-out calls the summary line names;
+// the reports list more.
+const maxLeftOutNamed = 3
 
 // plural spells a count of things: "1 call", "2 calls".
 func plural(n int, thing string) string {
@@ -190,7 +220,7 @@ func plural(n int, thing string) string {
 
 // runtimePackages are the packages of this module that are the runtime or
 // that the runtime imports: rewriting them would instrument the profiler.
-var runtimePackages = []string{"shadow", "perf", "spanprofile", "parlib"}
+var runtimePackages = []string{"shadow", "perf", "spanprofile", "parlib", "region"}
 
 // SpanprofModule is the module path of spanprof, whose runtime packages are
 // never rewritten.

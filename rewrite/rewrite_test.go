@@ -311,10 +311,12 @@ func TestGoldenStats(t *testing.T) {
 }
 
 // replacedNames are the identifiers that rewriting removes from the code:
-// the methods whose calls become calls of the runtime, and TestMain.
+// the methods whose calls become calls of the runtime (a region's End
+// among them), and TestMain.
 var replacedNames = map[string]bool{
 	"Go": true, "TryGo": true, "Done": true, "Add": true, "Wait": true, "Spawn": true, "Sync": true,
 	"Do": true, "For": true, "ForRange": true, "ForEach": true, "TestMain": true, "SetLimit": true,
+	"End": true,
 }
 
 // identLines returns, for each identifier of src, the lines where it

@@ -26,6 +26,12 @@ type siteInfo struct {
 	Func, Caller string
 	Kind         string // spawn or call
 	Goroutine    bool   // a spawn that runs as a goroutine in every mode
+	// Loop, LimitKind and LimitAt: what the analyzer sees around a spawn
+	// (shadow.SiteInfo).
+	Loop, LimitKind, LimitAt string
+	// Why is, for a call left out, why it is not instrumented: the row
+	// is no site, only a name for the reports (shadow.LeftOut).
+	Why string
 }
 
 // addSite appends a site to the table of the file containing p and

@@ -51,6 +51,11 @@ type plan struct {
 	warnings []string
 	stats    Stats
 	testMain table // where the user's TestMain is (tableTest or tableXTest); -1 if none
+	// leftOut are the calls left out that may carry work, per table:
+	// appended to the tables once every site is numbered.
+	leftOut [3][]siteInfo
+	// spawnRows are the planned spawns' rows (plansem.go).
+	spawnRows map[*forkjoin.Spawn]spawnRow
 }
 
 // A planner decides the plan of one unit from its index and forkjoin's

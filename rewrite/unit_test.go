@@ -112,7 +112,7 @@ func main() {
 	if !strings.Contains(out, "WaitGroupDone(wg)") {
 		t.Errorf("worker's Done is not instrumented:\n%s", out)
 	}
-	if !strings.Contains(gen, `Goroutine: true}`) || strings.Count(gen, "Goroutine") != 1 {
+	if !strings.Contains(gen, `Goroutine: true`) || strings.Count(gen, "Goroutine") != 1 {
 		t.Errorf("the spawn of worker is not the one Goroutine site:\n%s", gen)
 	}
 	if strings.Contains(out, "process(2)") && !strings.Contains(out, "func() { process(2) }") {

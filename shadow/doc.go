@@ -31,8 +31,8 @@
 // (notprof.go). A spawn at a Goroutine site (one the analyzer finds not
 // elidable) runs as a real goroutine, and so does every spawn in parallel
 // mode: from then on each goroutine spawned at a site has a shadow state of
-// its own and every event takes the engine's lock (parallel accounting,
-// parallel.go).
+// its own and every event but a call takes the engine's lock (parallel
+// accounting, parallel.go).
 //
 // # Files
 //
@@ -52,6 +52,7 @@
 //
 //	engine.go         the engine: frames, tasks, strands, and serial mode's events
 //	parallel.go       parallel accounting: a state per goroutine, events under a lock
+//	gtable.go         parallel accounting's goroutine table, read without a lock
 //	mode.go           the run modes, and each one's default measure
 //	gate.go           which goroutine's events the engine takes
 //	depth.go          invocations that a recovered panic unwound

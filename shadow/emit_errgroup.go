@@ -28,7 +28,7 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 	d |= depthOff
 	if e := current; e != nil && e.hasLimits.Load() {
 		if e := begin(gid, site); e != nil {
-			e.slotAt(unsafe.Pointer(g), d)
+			e.slotAt(unsafe.Pointer(g), d, site)
 		}
 	}
 	c := spawnChild(gid, d, site)

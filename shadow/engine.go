@@ -37,6 +37,10 @@ type config struct {
 	// Overhead is the instrumentation's own cost per event, in Unit,
 	// subtracted from every strand (Cilkprof §7's compensation).
 	Overhead int64
+	// WhatIf are the targets of the what-if profile (whatif.go), and
+	// Factors its factors (nil: defaultFactors).
+	WhatIf  []string
+	Factors []int64
 }
 
 // frame is an instantiated function on the shadow stack: an invocation of a
@@ -90,6 +94,7 @@ type task struct {
 	path  prof  // profile of the longest path to the current point
 	base  int   // index in frames of the task's first frame
 	fork  *record
+	w     *wvec // the what-if variants of t and tb (whatif.go); nil without
 }
 
 // gstate is the shadow state of one goroutine: its frames and the stack of
@@ -121,8 +126,9 @@ type gstate struct {
 	dead       bool   // the goroutine ended, and some kids are still live
 
 	m     reader
-	close func() // closes m if the goroutine opened it
-	last  uint64 // the measure at the end of the goroutine's last event
+	calls callBuf // parallel accounting: calls not yet taken (parallel.go)
+	close func()  // closes m if the goroutine opened it
+	last  uint64  // the measure at the end of the goroutine's last event
 	g     uintptr
 	prev  *gstate // the state g had before this one, restored at the end
 }
@@ -132,6 +138,7 @@ type value struct {
 	t, tb int64
 	path  prof
 	chain *record
+	w     *wvec // the what-if variants of t and tb; nil without
 }
 
 // engine is the shadow runtime of one profiled run: it keeps
@@ -190,6 +197,8 @@ type engine struct {
 	// map.
 	limits    map[unsafe.Pointer]int
 	hasLimits atomic.Bool
+	// slotWaits is what the limits did, by spawn site (limit.go).
+	slotWaits map[SiteID]*spanprofile.LimitUse
 
 	// owner is the goroutine whose events the engine takes (gate.go), 0
 	// while no one holds it (between tests); home is the goroutine that
@@ -215,6 +224,8 @@ type engine struct {
 	sinkTb  int64
 	stopped bool
 	halting atomic.Bool // a signal is ending the run (halt, signal.go)
+
+	wi *whatIf // the what-if profile (whatif.go); nil in a run without
 }
 
 func newEngine(cfg config, tab *siteTable) *engine {
@@ -234,6 +245,15 @@ func newEngine(cfg config, tab *siteTable) *engine {
 	e.twoReads = cfg.MeasureName == perf.Clock || cfg.MeasureName == perf.CPU
 	if cfg.Mode == parallelMode {
 		e.enablePar()
+	}
+	if len(cfg.WhatIf) > 0 {
+		factors := cfg.Factors
+		if factors == nil {
+			factors = defaultFactors
+		}
+		e.wi = newWhatIf(cfg.WhatIf, factors)
+		e.wi.resolve(tab)
+		e.root.tasks[0].w = e.wi.get()
 	}
 	e.root.last = e.m.Read()
 	return e
@@ -262,6 +282,9 @@ func (e *engine) growSites() {
 	}
 	for len(st.activeFn) < nf {
 		st.activeFn = append(st.activeFn, 0)
+	}
+	if e.wi != nil {
+		e.wi.resolve(e.tab)
 	}
 }
 
@@ -328,6 +351,9 @@ func (e *engine) strand(d int64) {
 	tk := &st.tasks[len(st.tasks)-1]
 	tk.t += d
 	tk.tb += d
+	if e.wi != nil {
+		e.wi.strand(st, tk, d)
+	}
 	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 
@@ -610,6 +636,9 @@ func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	e.pp.shareInto(&child.path, &parent.path)
 	child.base, child.fork = len(st.frames), fork
 	parent.tb += e.cfg.Burden // the continuation edge carries the burden
+	if e.wi != nil {
+		e.wi.spawn(parent, child, e.cfg.Burden)
+	}
 	e.push(site, d)
 }
 
@@ -637,6 +666,7 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	v.t, v.tb = tk.t, tk.tb
 	e.pp.moveInto(&v.path, &tk.path)
 	v.chain = e.rp.retain(e.recordOf(n))
+	v.w = tk.w
 	_, up := e.pop()
 	e.rp.release(up)
 	e.rp.release(tk.fork)
@@ -667,6 +697,9 @@ func (e *engine) done(obj unsafe.Pointer) {
 	v.t, v.tb = tk.t, tk.tb
 	e.pp.shareInto(&v.path, &tk.path)
 	v.chain = e.rp.retain(e.recordOf(len(st.frames) - 1))
+	if e.wi != nil {
+		v.w = e.wi.clone(tk.w)
+	}
 	var sub int64
 	for i := len(st.frames) - 1; i >= tk.base; i-- {
 		f := &st.frames[i]
@@ -703,10 +736,13 @@ func (e *engine) wait(obj unsafe.Pointer) {
 	if !ok {
 		return
 	}
+	if e.wi != nil {
+		e.wi.takeLanes(obj, &acc)
+	}
 	for _, v := range acc.lanes {
 		e.longest(&acc, v)
 	}
-	e.follow(value{t: acc.t, tb: acc.tb, path: acc.path, chain: acc.chain})
+	e.follow(value{t: acc.t, tb: acc.tb, path: acc.path, chain: acc.chain, w: acc.w})
 }
 
 // follow makes the current task go on from the longer of its own path and
@@ -714,6 +750,9 @@ func (e *engine) wait(obj unsafe.Pointer) {
 func (e *engine) follow(v value) {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
+	if v.w != nil {
+		e.wi.maxInto(tk.w, v.w)
+	}
 	if v.tb > tk.tb {
 		tk.tb = v.tb
 	}
@@ -738,6 +777,10 @@ func (e *engine) join(obj unsafe.Pointer) {
 func (e *engine) contribute(obj unsafe.Pointer, v value) {
 	acc := e.joins.get(obj)
 	if e.hasLimits.Load() && e.limits[obj] > 0 {
+		if e.wi != nil {
+			e.wi.lane(obj, v.w)
+			v.w = nil
+		}
 		acc.lanes = append(acc.lanes, v)
 		return
 	}
@@ -746,6 +789,13 @@ func (e *engine) contribute(obj unsafe.Pointer, v value) {
 
 // longest keeps in acc the longer of its path and v's, and drops the other.
 func (e *engine) longest(acc *joinAcc, v value) {
+	if v.w != nil {
+		if acc.w == nil {
+			acc.w = e.wi.get()
+		}
+		e.wi.maxInto(acc.w, v.w)
+		v.w = nil
+	}
 	if v.tb > acc.tb {
 		acc.tb = v.tb
 	}
@@ -759,6 +809,10 @@ func (e *engine) longest(acc *joinAcc, v value) {
 }
 
 func (e *engine) drop(v *value) {
+	if v.w != nil {
+		e.wi.put(v.w)
+		v.w = nil
+	}
 	e.pp.init(&v.path)
 	e.rp.release(v.chain)
 	v.chain = nil
@@ -767,6 +821,9 @@ func (e *engine) drop(v *value) {
 // offerSink makes v the end of the critical path if it is the longest so
 // far: the span is the longest path to any sink, joined or not.
 func (e *engine) offerSink(v *value) {
+	if e.wi != nil {
+		e.wi.offerSink(v.w)
+	}
 	if v.tb > e.sinkTb {
 		e.sinkTb = v.tb
 	}

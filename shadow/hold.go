@@ -301,8 +301,8 @@ func (e *engine) retakeHome() bool {
 // (nil: no one's), with h's measure. Called with handMu and, in parallel
 // accounting, the engine's lock held.
 func (e *engine) setHolder(h *hold) {
-	if e.par.byG != nil && e.root.g != 0 && e.par.byG[e.root.g] == e.root {
-		delete(e.par.byG, e.root.g)
+	if e.root.g != 0 {
+		e.par.byG.del(e.root.g, e.root)
 	}
 	if h == nil {
 		e.root.g = 0
@@ -317,8 +317,8 @@ func (e *engine) setHolder(h *hold) {
 	} else if h == e.homeHold || !e.cfg.PerThread {
 		e.root.m = e.homeHold.m
 	}
-	if e.par.byG != nil {
-		e.par.byG[h.g] = e.root
+	if e.par.on.Load() {
+		e.par.byG.put(h.g, e.root)
 	}
 	e.owner.Store(h.g)
 	if h.id != "" {

@@ -10,6 +10,7 @@ type joinAcc struct {
 	t, tb int64
 	path  prof
 	chain *record
+	w     *wvec // the what-if variants (whatif.go); nil without
 	// lanes are the ends of the children of a group with a limit since
 	// its last wait, one per slot (limit.go).
 	lanes []value

@@ -29,7 +29,12 @@ const (
 	envMode    = "SPANPROF_MODE"    // serial (default), parallel, or elision (no profile; see start)
 	envMeasure = "SPANPROF_MEASURE" // cpu (default), clock, instructions, cycles, task-clock
 	envBurden  = "SPANPROF_BURDEN"  // a duration such as 2us; default: calibrated at start-up
+	envWhatIf  = EnvWhatIf
 )
+
+// EnvWhatIf names the environment variable of the what-if targets,
+// comma-separated (whatif.go); none by default, or when it says off.
+const EnvWhatIf = "SPANPROF_WHATIF"
 
 // defaultOut is the profile file written when SPANPROF_OUT is not set.
 const defaultOut = "spanprof.pb.gz"
@@ -40,6 +45,7 @@ type options struct {
 	Mode    runMode
 	Measure string        // a perf measure name
 	Burden  time.Duration // 0: calibrate the cost of a goroutine hand-off
+	WhatIf  []string      // what-if targets
 }
 
 // Defaults for the run's options where the environment sets none; `spanprof
@@ -67,6 +73,13 @@ func optionsFromEnv() (options, error) {
 			return o, err
 		}
 		o.Burden = d
+	}
+	if s := os.Getenv(envWhatIf); s != "" && s != "off" {
+		t, err := ParseTargets(s)
+		if err != nil {
+			return o, fmt.Errorf("spanprof: %s: %v", envWhatIf, err)
+		}
+		o.WhatIf = t
 	}
 	var err error
 	o.Mode, err = parseMode(cmp.Or(os.Getenv(envMode), defaultMode))
@@ -151,7 +164,7 @@ func start(o options) error {
 		pinned = pinThread(runCPU())
 		recordCPU(pinned)
 	}
-	cfg := config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread()}
+	cfg := config{Measure: m, MeasureName: m.Name(), Unit: m.Unit(), Mode: o.Mode, PerThread: m.PerThread(), WhatIf: o.WhatIf}
 	if cfg.PerThread {
 		// A goroutine spawned for real (every spawn in parallel mode, a
 		// Goroutine site in serial mode) keeps its thread and counts with a

@@ -1,6 +1,11 @@
 package shadow
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
 
 // Groups with a limit: errgroup's SetLimit(k) lets at most k of a group's
 // children run at once, and its Go blocks the caller until one of them
@@ -37,10 +42,10 @@ func (e *engine) setLimit(obj unsafe.Pointer, n int) {
 	e.hasLimits.Store(true)
 }
 
-// slotAt takes a slot of group obj for a spawn by the function at depth d:
-// once the group's limit is reached, the spawning task goes on from the
-// earliest end among its slots, which that end frees.
-func (e *engine) slotAt(obj unsafe.Pointer, d uintptr) {
+// slotAt takes a slot of group obj for a spawn at site by the function at
+// depth d: once the group's limit is reached, the spawning task goes on
+// from the earliest end among its slots, which that end frees.
+func (e *engine) slotAt(obj unsafe.Pointer, d uintptr, site SiteID) {
 	k := e.limits[obj]
 	if k <= 0 {
 		return // no limit, or 0, with which Go blocks for ever
@@ -59,8 +64,42 @@ func (e *engine) slotAt(obj unsafe.Pointer, d uintptr) {
 	}
 	v := acc.lanes[first]
 	acc.lanes = append(acc.lanes[:first], acc.lanes[first+1:]...)
+	if st := e.cur; v.t > st.tasks[len(st.tasks)-1].t {
+		e.slotWait(site, k, v.t-st.tasks[len(st.tasks)-1].t)
+	}
 	e.follow(v)
+	if e.wi != nil {
+		e.wi.slot(obj, &e.cur.tasks[len(e.cur.tasks)-1])
+	}
 	e.restart()
+}
+
+// slotWait records that a spawn at site waited delay for one of k slots:
+// what the report needs to say that a limit, not the span, bounds the
+// parallelism (spanprofile.LimitUse). Only spawns that find every slot
+// taken come here, never the hot path of a program without limits.
+func (e *engine) slotWait(site SiteID, k int, delay int64) {
+	if e.slotWaits == nil {
+		e.slotWaits = make(map[SiteID]*spanprofile.LimitUse)
+	}
+	u := e.slotWaits[site]
+	if u == nil {
+		u = &spanprofile.LimitUse{Site: int(site)}
+		e.slotWaits[site] = u
+	}
+	u.N = max(u.N, int64(k))
+	u.Waits++
+	u.Delay += delay
+}
+
+// limitUses returns what the limits did, by site in site order.
+func (e *engine) limitUses() []spanprofile.LimitUse {
+	var out []spanprofile.LimitUse
+	for _, u := range e.slotWaits {
+		out = append(out, *u)
+	}
+	slices.SortFunc(out, func(a, b spanprofile.LimitUse) int { return a.Site - b.Site })
+	return out
 }
 
 // LimitGroup is what GroupSetLimit needs of a group: errgroup.Group's

@@ -397,9 +397,14 @@ type runner struct {
 	o     *oracle
 	fuel  int
 	objID int
+	// scale, if set, changes the length of every strand (whatif_test.go).
+	scale func(int64) int64
 }
 
 func (rn *runner) work(d int64) {
+	if rn.scale != nil {
+		d = rn.scale(d)
+	}
 	rn.m.now += uint64(d)
 	rn.o.strand(d)
 }

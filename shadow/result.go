@@ -45,6 +45,7 @@ func (e *engine) stop() *spanprofile.Profile {
 		for i := len(e.allG) - 1; i >= 1; i-- {
 			if st := e.allG[i]; st != e.root && len(st.tasks) > 0 && !st.dead {
 				e.cur = st
+				e.replay(st) // its buffered calls (parallel.go)
 				e.closeAll()
 				e.joinAtStop(st)
 			}
@@ -53,6 +54,9 @@ func (e *engine) stop() *spanprofile.Profile {
 		e.closeAll()
 		tk := &e.root.tasks[0]
 		v := value{t: tk.t, tb: tk.tb, path: e.pp.hold(&tk.path)}
+		if e.wi != nil {
+			v.w = e.wi.clone(tk.w)
+		}
 		e.offerSink(&v)
 		e.drop(&v)
 	}
@@ -125,7 +129,11 @@ func (e *engine) profile() *spanprofile.Profile {
 	}
 	e.tab.mu.Lock()
 	for _, s := range e.tab.sites {
-		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind})
+		p.Sites = append(p.Sites, spanprofile.Site{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Kind: s.Kind,
+			Loop: s.Loop, LimitKind: s.LimitKind, LimitAt: s.LimitAt})
+	}
+	for _, s := range e.tab.leftOut {
+		p.LeftOut = append(p.LeftOut, spanprofile.LeftOutCall{File: s.File, Line: s.Line, Column: s.Column, Func: s.Func, Caller: s.Caller, Why: s.Why})
 	}
 	e.tab.mu.Unlock()
 
@@ -150,6 +158,10 @@ func (e *engine) profile() *spanprofile.Profile {
 	}
 	p.Trust = &spanprofile.Trust{Outliers: outliers(p, e.sizes)}
 	p.NotProfiled = e.notProfiledRecords()
+	p.Limits = e.limitUses()
+	if e.wi != nil {
+		p.WhatIf = e.wi.results(e.tab)
+	}
 	return p
 }
 

@@ -23,6 +23,14 @@ type SiteInfo struct {
 	// for its continuation, or talks to it): it runs as a real goroutine in
 	// every mode, under parallel accounting.
 	Goroutine bool
+	// Loop, LimitKind and LimitAt are what the analyzer saw around a
+	// spawn, carried into the profile's site as they are
+	// (spanprofile.Site).
+	Loop      string
+	LimitKind string
+	LimitAt   string
+	// Why is set on a row of LeftOut, a call not instrumented: why not.
+	Why string
 }
 
 // siteTable is a table of sites with the function containing each, numbered
@@ -32,6 +40,8 @@ type siteTable struct {
 	sites []SiteInfo
 	fn    []int32 // per site: the id of its Caller
 	fnID  map[string]int32
+	// leftOut are the calls left out that may carry work (LeftOut).
+	leftOut []SiteInfo
 }
 
 func (t *siteTable) add(sites []SiteInfo) SiteID {
@@ -51,6 +61,17 @@ func (t *siteTable) add(sites []SiteInfo) SiteID {
 		t.fn = append(t.fn, id)
 	}
 	return base
+}
+
+// LeftOut registers calls that the rewriter did not instrument although
+// they may carry work, so that the profile names them
+// (spanprofile.LeftOutCall); they get no site number. Generated code calls
+// it from a package-level variable initializer, as Init.
+func LeftOut(calls []SiteInfo) int {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	registry.leftOut = append(registry.leftOut, calls...)
+	return len(registry.leftOut)
 }
 
 // registry is the process-wide table that generated code registers into.

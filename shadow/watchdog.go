@@ -228,8 +228,14 @@ func goroutineID() string {
 	return ""
 }
 
+// allStacks returns the stacks of all goroutines, as a stack dump shows
+// them. Each try stops the world, so the first is sized for the goroutines there
+// are (a few hundred bytes each in a fork/join program) rather than grown
+// from a small buffer by doubling: parallel mode can have a hundred
+// thousand goroutines blocked in waits, and a dozen dumps of them took
+// seconds.
 func allStacks() string {
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, max(1<<16, 1024*runtime.NumGoroutine()))
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {

@@ -40,8 +40,10 @@ import (
 // one sample, in order: its stack leaf first, then the root location.
 //
 // Comments: a few human-readable "spanprof: key=value" lines, which pprof
-// prints above every report, then one "# spanprof.v1 {json}" line holding the
-// whole-run values and the site table, which pprof leaves out of its reports
+// prints above every report (one per what-if target, its parallelism by
+// factor, factor 0 for ∞), then one "# spanprof.v1 {json}" line holding the
+// whole-run values, the site table and the what-if estimates (what_if),
+// which pprof leaves out of its reports
 // because it starts with '#' (`go tool pprof -comments` shows it). Read
 // trusts only the JSON.
 
@@ -85,9 +87,13 @@ type header struct {
 	Sites        []Site        `json:"sites,omitempty"`
 	Ended        string        `json:"ended,omitempty"`
 	NotProfiled  []NotProfiled `json:"not_profiled,omitempty"`
+	Limits       []LimitUse    `json:"limits,omitempty"`
+	LeftOut      []LeftOutCall `json:"left_out,omitempty"`
 	// Trace mode's (docs/trace-mode.md).
 	Trace *TraceInfo    `json:"trace,omitempty"`
 	Tasks []TaskSummary `json:"tasks,omitempty"`
+	// The what-if profile (docs/what-if.md).
+	WhatIf []WhatIf `json:"what_if,omitempty"`
 }
 
 // sampleUnit returns the pprof unit of the profile's measure.
@@ -218,22 +224,31 @@ func (p *Profile) comments() []string {
 		Work: p.Work, Span: p.Span, BurdenedSpan: p.BurdenedSpan, Burden: p.Burden,
 		Spawns: p.Spawns, Syncs: p.Syncs, Overhead: p.Overhead, Subtracted: p.Subtracted,
 		ShadowBytes: p.ShadowBytes, Procs: p.Procs, Trust: p.Trust, Sites: p.Sites, Ended: p.Ended,
-		NotProfiled: p.NotProfiled,
-		Trace:       p.Trace, Tasks: p.Tasks,
+		NotProfiled: p.NotProfiled, Limits: p.Limits, LeftOut: p.LeftOut,
+		Trace: p.Trace, Tasks: p.Tasks, WhatIf: p.WhatIf,
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
 		// A header holds only strings and integers.
 		panic(fmt.Sprintf("spanprofile: encoding header: %v", err))
 	}
-	return []string{
+	lines := []string{
 		fmt.Sprintf("spanprof: mode=%s measure=%s unit=%s", p.Mode, p.Measure, p.Unit),
 		fmt.Sprintf("spanprof: work=%d span=%d parallelism=%.2f", p.Work, p.Span, p.Parallelism()),
 		fmt.Sprintf("spanprof: burdened_span=%d burden=%d burdened_parallelism=%.2f", p.BurdenedSpan, p.Burden, p.BurdenedParallelism()),
 		fmt.Sprintf("spanprof: spawns=%d syncs=%d average_strand=%.0f", p.Spawns, p.Syncs, p.AverageStrand()),
 		fmt.Sprintf("spanprof: overhead=%d subtracted=%d", p.Overhead, p.Subtracted),
-		headerPrefix + string(js),
 	}
+	// A line per what-if target, for the eye: its parallelism by factor.
+	for i := 0; i < len(p.WhatIf); {
+		target := p.WhatIf[i].Target
+		line := fmt.Sprintf("spanprof: what_if target=%q", target)
+		for ; i < len(p.WhatIf) && p.WhatIf[i].Target == target; i++ {
+			line += fmt.Sprintf(" parallelism/%d=%.2f", p.WhatIf[i].Factor, p.WhatIf[i].Parallelism())
+		}
+		lines = append(lines, line)
+	}
+	return append(lines, headerPrefix+string(js))
 }
 
 // Write writes p to w as a gzipped pprof protobuf. The same Profile always
@@ -353,8 +368,8 @@ func fromPprof(pp *profile.Profile) (*Profile, error) {
 		Work: h.Work, Span: h.Span, BurdenedSpan: h.BurdenedSpan, Burden: h.Burden,
 		Spawns: h.Spawns, Syncs: h.Syncs, Overhead: h.Overhead, Subtracted: h.Subtracted,
 		ShadowBytes: h.ShadowBytes, Procs: h.Procs, Trust: h.Trust, TimeNanos: pp.TimeNanos, DurationNanos: pp.DurationNanos,
-		Sites: h.Sites, Ended: h.Ended, NotProfiled: h.NotProfiled,
-		Trace: h.Trace, Tasks: h.Tasks,
+		Sites: h.Sites, Ended: h.Ended, NotProfiled: h.NotProfiled, Limits: h.Limits, LeftOut: h.LeftOut,
+		Trace: h.Trace, Tasks: h.Tasks, WhatIf: h.WhatIf,
 	}
 
 	want := p.sampleTypes()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,6 +49,7 @@ func TestRoundTrip(t *testing.T) {
 		"empty":     spanprofiletest.Empty(),
 		"zero":      {},
 		"root-site": kindRoot,
+		"what-if":   spanprofiletest.WhatIf(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -306,5 +308,28 @@ func TestGoToolPprof(t *testing.T) {
 	out := goTool(t, "-top", "-sample_index=span", "-diff_base="+file, newFile)
 	if !strings.Contains(out, "main.partition") || !strings.Contains(out, "-70.95ms") {
 		t.Errorf("pprof -diff_base: want main.partition with -70.95ms\n%s", out)
+	}
+}
+
+// TestWhatIfComments: a profile with a what-if profile says, for pprof's
+// readers, each target's parallelism by factor on a line of its own.
+func TestWhatIfComments(t *testing.T) {
+	t.Parallel()
+	p := spanprofiletest.WhatIf()
+	pp, err := p.Pprof()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, c := range pp.Comments {
+		if strings.HasPrefix(c, "spanprof: what_if ") {
+			lines = append(lines, c)
+		}
+	}
+	w := p.WhatIf[0]
+	want := fmt.Sprintf(`spanprof: what_if target="main.partition" parallelism/2=%.2f parallelism/4=%.2f parallelism/8=%.2f parallelism/0=%.2f`,
+		w.Parallelism(), p.WhatIf[1].Parallelism(), p.WhatIf[2].Parallelism(), p.WhatIf[3].Parallelism())
+	if len(lines) != 3 || lines[0] != want || !strings.HasPrefix(lines[1], `spanprof: what_if target="build tree" `) || !strings.HasPrefix(lines[2], `spanprof: what_if target="all" `) {
+		t.Errorf("what-if comment lines:\n%s\nwant 3, the first\n%s", strings.Join(lines, "\n"), want)
 	}
 }

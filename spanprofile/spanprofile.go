@@ -48,7 +48,7 @@ const (
 	KindRoot   Kind = "root"   // the program itself: strands outside any instrumented invocation
 	KindSpawn  Kind = "spawn"  // go statement, wg.Go, errgroup Go/TryGo, parlib spawn
 	KindCall   Kind = "call"   // call of an instrumented function
-	KindRegion Kind = "region" // a region of code, measured as a call; nothing generates one yet
+	KindRegion Kind = "region" // a region of package region (region.Begin, region.Do), measured as a call; Func is its name
 	KindFrame  Kind = "frame"  // trace mode: a stack frame, a function at a line
 )
 
@@ -67,6 +67,48 @@ type Site struct {
 	// Caller is the Go name of the function that contains the site.
 	Caller string `json:"caller"`
 	Kind   Kind   `json:"kind"`
+	// Loop says, for a spawn, how the loops of its function enclose it:
+	// LoopNone, LoopFlat, LoopNested or LoopParlib; "" when unknown (not a spawn, or
+	// a profile from an older spanprof). The report's advice on a grain
+	// too fine depends on it: a flat loop has no outer loop to move to.
+	Loop string `json:"loop,omitempty"`
+	// LimitKind and LimitAt name, for a spawn whose children a limit
+	// holds to a number of slots, the limit the analyzer sees: LimitKind
+	// "errgroup SetLimit" or "semaphore", LimitAt its file:line (the
+	// SetLimit call, or the send that takes a semaphore's slot).
+	LimitKind string `json:"limit_kind,omitempty"`
+	LimitAt   string `json:"limit_at,omitempty"`
+}
+
+// The values of Site.Loop.
+const (
+	LoopNone   = "none"   // in no loop of its function (recursion, a fixed set of spawns)
+	LoopFlat   = "loop"   // in a loop that no other loop of its function encloses
+	LoopNested = "nested" // in a loop inside another loop of its function
+	LoopParlib = "parlib" // a parallel loop of parlib (For, ForRange, ForEach): its pieces are the spawns
+)
+
+// LeftOutCall is a call that was not instrumented although it may carry
+// work: its place, its callee, its caller and why it was left out.
+type LeftOutCall struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column,omitempty"`
+	Func   string `json:"func"`
+	Caller string `json:"caller"`
+	Why    string `json:"why"`
+}
+
+// LimitUse is what a limit on a spawn site's children did in a run: how
+// many spawns found every slot taken and waited for the first to free, and
+// how far those waits moved the spawning path. A wait that moves it is
+// time the spawner spends not spawning, which is on the span when the
+// spawner's path is; see docs/model.md.
+type LimitUse struct {
+	Site  int   `json:"site"`  // index into Profile.Sites: the spawn site
+	N     int64 `json:"n"`     // the number of slots (SetLimit's argument, the semaphore's capacity)
+	Waits int64 `json:"waits"` // spawns that waited for a slot that was not yet free
+	Delay int64 `json:"delay"` // the sum of those waits, in the profile's unit
 }
 
 // Context is one folded calling context: a stack of sites from the root to a
@@ -136,9 +178,54 @@ type Profile struct {
 	Trace *TraceInfo    `json:"trace,omitempty"`
 	Tasks []TaskSummary `json:"tasks,omitempty"`
 
+	// Limits are the limits that made spawns wait for a slot in the
+	// run (errgroup SetLimit, buffered-channel semaphores), by spawn
+	// site; empty when none did or the mode does not model them.
+	Limits []LimitUse `json:"limits,omitempty"`
+	// LeftOut are the calls of the profiled packages that were not
+	// instrumented although their callees loop or make calls, so that
+	// they may carry a real share of their caller's time, which the
+	// caller's site is charged with.
+	LeftOut []LeftOutCall `json:"left_out,omitempty"`
+
 	Sites    []Site    `json:"sites"`
 	Contexts []Context `json:"contexts"`
+
+	// WhatIf is the what-if profile of the run (docs/what-if.md): for
+	// each target and factor, and all targets together, what the run
+	// would have measured had the target's strands taken 1/factor of
+	// their time; empty when the run had no targets.
+	WhatIf []WhatIf `json:"what_if,omitempty"`
 }
+
+// WhatIfAll is the Target of the entries for all targets together.
+const WhatIfAll = "all"
+
+// WhatIf is one estimate of a what-if profile: the work, span and
+// burdened span of the run had the strands of Target (a region, a site or
+// a function, or all of them: WhatIfAll) taken 1/Factor of their time.
+type WhatIf struct {
+	Target string `json:"target"`
+	// Site and Func are the first site the target matched, as Site names
+	// them; empty for a region and for all the targets together.
+	Site string `json:"site"`
+	Func string `json:"func"`
+	// Sites counts the sites the target matched; 0 means the estimate is
+	// the run itself.
+	Sites int `json:"sites"`
+	// Factor divides the target's strands; 0 stands for ∞: they take no
+	// time.
+	Factor       int64 `json:"factor"`
+	Work         int64 `json:"work"`
+	Span         int64 `json:"span"`
+	BurdenedSpan int64 `json:"burdened_span"`
+}
+
+// Parallelism is the estimate's work over its span.
+func (w WhatIf) Parallelism() float64 { return Ratio(w.Work, w.Span) }
+
+// BurdenedParallelism is the estimate's work over its burdened span.
+func (w WhatIf) BurdenedParallelism() float64 { return Ratio(w.Work, w.BurdenedSpan) }
 
 // The reasons of NotProfiled.
 const (
@@ -296,4 +383,11 @@ type Outlier struct {
 	PathMean float64 `json:"path_mean"`
 	Mean     float64 `json:"mean"`
 	StdDev   float64 `json:"stddev"`
+}
+
+// SpeedupEstimate returns the Cilkview bounds that follow from the
+// estimate, as Profile.SpeedupEstimate does for the run.
+func (w WhatIf) SpeedupEstimate(procs []int) []Bound {
+	p := Profile{Work: w.Work, Span: w.Span, BurdenedSpan: w.BurdenedSpan}
+	return p.SpeedupEstimate(procs)
 }

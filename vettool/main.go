@@ -1,8 +1,9 @@
 // Command spanvet reports scalability mistakes in fork/join Go code:
 // goroutines that can return without their wg.Done (missingdone), children
 // that wait on their own join object (waitcycle), a goroutine per loop
-// iteration for a tiny body (finegrain), and waits on a join object that
-// nothing signals (emptywait).
+// iteration for a tiny body (finegrain), waits on a join object that
+// nothing signals (emptywait), and regions of package region begun and not
+// ended in the same function (regionend).
 //
 // It is a go vet tool:
 //

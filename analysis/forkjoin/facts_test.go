@@ -2,6 +2,7 @@ package forkjoin_test
 
 import (
 	"go/token"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,5 +129,40 @@ func TestLimits(t *testing.T) {
 	}
 	if spawnJoin != a.Join {
 		t.Errorf("the limit's group %v is not its spawns' %v", a.Join, spawnJoin)
+	}
+}
+
+// TestSemaphores: a buffered channel sent on before a spawn (or first in
+// the spawned function) and received from in the spawned function is a
+// semaphore, and its send and receive do not make the spawn unelidable; a
+// send the child never receives, or a child that also receives from
+// another channel, is no such case. Each spawn counts its enclosing loops.
+func TestSemaphores(t *testing.T) {
+	results := analysistest.Run(t, analysistest.TestData(), forkjoin.Analyzer, "sems")
+	r := results[0].Result.(*forkjoin.Result)
+	fset := results[0].Pass.Fset
+	line := func(p token.Pos) int { return fset.Position(p).Line }
+	type sem struct {
+		fn               string
+		acquire, release int
+		inChild          bool
+	}
+	var got []sem
+	for _, s := range r.Semaphores {
+		got = append(got, sem{s.Spawn.Func.Name, line(s.Acquire.Pos()), line(s.Release.Pos()), s.InChild})
+	}
+	want := []sem{{"sems.before", 12, 16, false}, {"sems.inChild", 30, 32, true}, {"sems.other", 56, 61, false}}
+	if !slices.Equal(got, want) {
+		t.Errorf("semaphores %v, want %v", got, want)
+	}
+	elidable := map[string]bool{"sems.before": true, "sems.inChild": true, "sems.results": true, "sems.other": false}
+	loops := map[string]int{"sems.before": 1, "sems.inChild": 2, "sems.results": 0, "sems.other": 0}
+	for _, s := range r.Spawns {
+		if s.Elidable != elidable[s.Func.Name] {
+			t.Errorf("spawn in %s: elidable %v (%s), want %v", s.Func.Name, s.Elidable, s.Reason, elidable[s.Func.Name])
+		}
+		if s.Loops != loops[s.Func.Name] {
+			t.Errorf("spawn in %s: %d loops, want %d", s.Func.Name, s.Loops, loops[s.Func.Name])
+		}
 	}
 }

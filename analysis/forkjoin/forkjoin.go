@@ -58,6 +58,8 @@ func run(pass *analysis.Pass) (any, error) {
 	for _, s := range c.res.Spawns {
 		c.finishSpawn(s)
 	}
+	c.semaphores()
+	c.loops()
 	c.outside()
 	c.elide()
 	module := ""

@@ -25,6 +25,9 @@ type Result struct {
 	// Limits lists every errgroup SetLimit call: how many of a group's
 	// children may run at once, which bounds its parallelism.
 	Limits []*Limit
+	// Semaphores lists every buffered channel seen bounding a spawn
+	// site's children (see [Semaphore]), in the order of the spawns.
+	Semaphores []*Semaphore
 	// Calls lists the static calls of functions in Funcs (not spawns): the
 	// calls a profiler instruments.
 	Calls []*Call
@@ -192,6 +195,10 @@ type Spawn struct {
 	Signals []*Signal
 	// Wait is the implicit wait of ParlibDo and ParlibFor, at the same call.
 	Wait *Wait
+	// Loops is how many for and range statements of Func enclose the
+	// spawn: 0 for a spawn in no loop (recursion), 1 for one per
+	// iteration of a flat loop, 2 or more inside nested loops.
+	Loops int
 
 	// Elidable reports whether running the spawned function inline at the
 	// spawn point cannot wait forever on the continuation; when it is

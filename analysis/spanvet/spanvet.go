@@ -10,6 +10,7 @@ import (
 	"github.com/spanprof/spanprof/analysis/emptywait"
 	"github.com/spanprof/spanprof/analysis/finegrain"
 	"github.com/spanprof/spanprof/analysis/missingdone"
+	"github.com/spanprof/spanprof/analysis/regionend"
 	"github.com/spanprof/spanprof/analysis/waitcycle"
 )
 
@@ -20,6 +21,7 @@ func Analyzers() []*analysis.Analyzer {
 		emptywait.Analyzer,
 		finegrain.Analyzer,
 		missingdone.Analyzer,
+		regionend.Analyzer,
 		waitcycle.Analyzer,
 	}
 }

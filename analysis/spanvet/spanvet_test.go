@@ -29,7 +29,7 @@ func TestAnalyzers(t *testing.T) {
 			t.Errorf("%s has no URL", a.Name)
 		}
 	}
-	want := []string{"emptywait", "finegrain", "missingdone", "waitcycle"}
+	want := []string{"emptywait", "finegrain", "missingdone", "regionend", "waitcycle"}
 	if !slices.Equal(names, want) {
 		t.Errorf("analyzers = %v, want %v", names, want)
 	}

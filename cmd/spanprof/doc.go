@@ -102,6 +102,18 @@
 //	-burden duration
 //		the scheduling cost charged to each spawn in the burdened span
 //		(default: calibrated on the machine that runs the program).
+//	-whatif targets|off
+//		what-if profile: for each target, comma-separated, and for all of
+//		them together, the work, span and parallelism the run would have
+//		had if the target's strands took a half, a quarter, an eighth and
+//		none of their time. A target is a site (file:line or
+//		file:line:column, the file relative to the module root or any tail
+//		of that path), a function (main.prepare: its instrumented calls and
+//		spawns) or a region (region.Begin's name). Without -whatif, run
+//		estimates the top five sites of the span profile: a second run of
+//		the program, after the first found them; off skips it. The default
+//		is $SPANPROF_WHATIF, targets or off. build does not take it: run
+//		the binary with SPANPROF_WHATIF=targets. See docs/what-if.md.
 //	-a
 //		rewrite the packages anew rather than take the rewrite from the
 //		cache (see below), and cache the new one.
@@ -113,8 +125,9 @@
 // cache off; removing the directory clears it. Entries unused for 5 days go,
 // and the oldest go past 1 GiB.
 //
-// An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
-// SPANPROF_BURDEN from its environment; spanprof run and test set them.
+// An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE,
+// SPANPROF_BURDEN and SPANPROF_WHATIF from its environment; spanprof run and
+// test set them.
 //
 // Before anything is loaded, rewritten, built or run, run, test and build
 // check that the measure opens on this machine (run and test: -measure, else

@@ -19,6 +19,7 @@ import (
 	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/report"
 	"github.com/spanprof/spanprof/rewrite"
+	"github.com/spanprof/spanprof/shadow"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -69,6 +70,18 @@ The flags of run, test and build are:
 	-burden duration
 		the scheduling cost charged to each spawn in the burdened span
 		(default: calibrated on the machine that runs the program).
+	-whatif targets|off
+		what-if profile: for each target, comma-separated, and for all of
+		them together, the work, span and parallelism the run would have
+		had if the target's strands took a half, a quarter, an eighth and
+		none of their time. A target is a site (file:line or
+		file:line:column, the file relative to the module root or any tail
+		of that path), a function (main.prepare: its instrumented calls and
+		spawns) or a region (region.Begin's name). Without -whatif, run
+		estimates the top five sites of the span profile: a second run of
+		the program, after the first found them; off skips it. The default
+		is $SPANPROF_WHATIF, targets or off. build does not take it: run
+		the binary with SPANPROF_WHATIF=targets. See docs/what-if.md.
 	-a
 		rewrite the packages anew rather than take the rewrite from the
 		cache (see below), and cache the new one.
@@ -80,8 +93,9 @@ builds without loading or rewriting anything. SPANPROF_CACHE=off turns the
 cache off; removing the directory clears it. Entries unused for 5 days go,
 and the oldest go past 1 GiB.
 
-An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE and
-SPANPROF_BURDEN from its environment; spanprof run and test set them.
+An instrumented binary reads SPANPROF_OUT, SPANPROF_MODE, SPANPROF_MEASURE,
+SPANPROF_BURDEN and SPANPROF_WHATIF from its environment; spanprof run and
+test set them.
 
 Before anything is loaded, rewritten, built or run, run, test and build
 check that the measure opens on this machine (run and test: -measure, else
@@ -183,7 +197,8 @@ type profFlags struct {
 	out, mode, measure string
 	burden             time.Duration
 	count              countFlag
-	fresh              bool // -a
+	fresh              bool   // -a
+	whatif             string // -whatif: targets, off, or "" for run's top five
 }
 
 func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
@@ -194,10 +209,21 @@ func addProfFlags(fs *flag.FlagSet, outUsage string) *profFlags {
 	fs.DurationVar(&f.burden, "burden", 0, "charge `duration` to each spawn in the burdened span (default: calibrated)")
 	fs.Var(&f.count, "count", "run the program `n` times and keep each strand's shortest time; auto runs again while the machine disturbs the runs (default auto)")
 	fs.BoolVar(&f.fresh, "a", false, "rewrite the packages anew instead of taking the rewrite from the cache")
+	fs.StringVar(&f.whatif, "whatif", "", "estimate the run with `targets` (file:line, function or region names, comma-separated) faster; off: none (default: run's top five sites)")
 	return f
 }
 
 // check validates the flags' values.
+// whatIfDefault gives run and test -whatif's default: the environment's
+// targets, or off, so that a script or a test suite that runs spanprof run
+// often can turn the second run off once. (build leaves it to the binary,
+// which reads the same variable.)
+func (f *profFlags) whatIfDefault() {
+	if f.whatif == "" {
+		f.whatif = os.Getenv(shadow.EnvWhatIf)
+	}
+}
+
 func (f *profFlags) check() error {
 	if f.mode != "" && f.mode != "serial" && f.mode != "parallel" && f.mode != "elision" && f.mode != "trace" {
 		return fmt.Errorf("unknown -mode %q (valid: serial, parallel, elision, trace)", f.mode)
@@ -207,6 +233,11 @@ func (f *profFlags) check() error {
 	}
 	if f.burden < 0 {
 		return fmt.Errorf("-burden %v: want a duration of 0 or more", f.burden)
+	}
+	if f.whatif != "" && f.whatif != "off" {
+		if _, err := shadow.ParseTargets(f.whatif); err != nil {
+			return fmt.Errorf("-whatif: %v", err)
+		}
 	}
 	if f.mode == "trace" {
 		return f.checkTrace("")
@@ -235,6 +266,9 @@ func (f *profFlags) env(out string) []string {
 	}
 	if f.burden > 0 {
 		env = append(env, "SPANPROF_BURDEN="+f.burden.String())
+	}
+	if f.whatif != "" && f.whatif != "off" {
+		env = append(env, shadow.EnvWhatIf+"="+f.whatif)
 	}
 	return env
 }
@@ -421,6 +455,7 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlags(c, fs, args); err != nil {
 		return finish(stdout, stderr, err)
 	}
+	pf.whatIfDefault()
 	if err := pf.check(); err != nil {
 		return finish(stdout, stderr, err)
 	}
@@ -476,7 +511,8 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 	// The first run's stderr goes through progErr, whose last line says why
 	// a program that refused to start did.
 	progErr := &tailWriter{w: stderr}
-	for k := 1; ; k++ {
+	k := 1
+	for ; ; k++ {
 		cmd := exec.Command(bin, progArgs...)
 		cmd.Env = append(pf.env(out), runs.env(k)...)
 		var later bytes.Buffer
@@ -497,6 +533,9 @@ func runRun(c *command, args []string, stdout, stderr io.Writer) int {
 		if !more {
 			break
 		}
+	}
+	if runErr == nil && pf.whatif == "" && pf.mode != "elision" {
+		runErr = autoWhatIf(in, bin, progArgs, pf, runs, k+1, out, stderr)
 	}
 	code := exitOK
 	if runErr != nil {
@@ -584,6 +623,7 @@ func runTest(c *command, args []string, stdout, stderr io.Writer) int {
 	if err := parseFlags(c, fs, args); err != nil {
 		return finish(stdout, stderr, err)
 	}
+	pf.whatIfDefault()
 	if err := pf.check(); err != nil {
 		return finish(stdout, stderr, err)
 	}
@@ -693,6 +733,11 @@ func runBuild(c *command, args []string, stdout, stderr io.Writer) int {
 	}
 	if pf.mode == "trace" {
 		return finish(stdout, stderr, pf.checkTrace("build"))
+	}
+	if pf.whatif != "" {
+		// A region's name may hold spaces, which -ldflags cannot carry
+		// unquoted; the environment carries anything.
+		return finish(stdout, stderr, usageError(c, "-whatif does not apply to build: run the binary with %s=TARGETS", shadow.EnvWhatIf))
 	}
 	if pf.out == "" {
 		return finish(stdout, stderr, usageError(c, "build needs -o BIN"))

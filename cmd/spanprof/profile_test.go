@@ -20,6 +20,7 @@ import (
 
 	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/rewrite"
+	"github.com/spanprof/spanprof/shadow"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -42,6 +43,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	// No automatic what-if run, in the tests' spanprof run and in the
+	// commands they start (TestRunWhatIf turns it back on): it would
+	// double every run's time.
+	os.Setenv(shadow.EnvWhatIf, "off")
 	// The rewrites the tests make are cached where the user's are not.
 	if os.Getenv(rewrite.EnvCache) == "" {
 		dir, err := os.MkdirTemp("", "spanprof-cache-test-")

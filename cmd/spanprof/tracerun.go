@@ -156,6 +156,8 @@ func (f *profFlags) checkTrace(cmd string) error {
 		return errors.New("-burden does not apply to -mode trace: the trace shows what starting goroutines cost")
 	case f.count.n > 1:
 		return errors.New("-count does not apply to -mode trace: each run is a schedule of its own")
+	case f.whatif != "" && f.whatif != "off":
+		return errors.New("-whatif does not apply to -mode trace: a trace's strands cannot be run again shorter")
 	}
 	return nil
 }

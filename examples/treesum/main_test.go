@@ -17,6 +17,7 @@ func TestRun(t *testing.T) {
 		{"-n", "1000", "-depth", "3"},
 		{"-n", "1000", "-depth", "64"},
 		{"-n", "100000"},
+		{"-n", "1000", "-cost", "3"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var par, ser bytes.Buffer
@@ -37,7 +38,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-n", "-1"}, {"-depth", "-1"}} {
+	for _, args := range [][]string{{"-n", "-1"}, {"-depth", "-1"}, {"-cost", "-1"}} {
 		if err := run(args, new(bytes.Buffer)); err == nil {
 			t.Errorf("run(%q) succeeded, want an error", args)
 		}
@@ -81,4 +82,25 @@ func minHeight(n int) int {
 		h++
 	}
 	return h
+}
+
+// TestCost: -cost hashes each node's key that many rounds while building
+// (what the what-if case study makes faster or slower), without changing
+// the tree or the sum; -cost 0 hashes nothing.
+func TestCost(t *testing.T) {
+	var lines []string
+	for _, cost := range []string{"0", "4"} {
+		buildTag = 0
+		var out bytes.Buffer
+		if err := run([]string{"-n", "1000", "-cost", cost}, &out); err != nil {
+			t.Fatal(err)
+		}
+		if (buildTag != 0) != (cost != "0") {
+			t.Errorf("-cost %s: the construction's hashes came to %x", cost, buildTag)
+		}
+		lines = append(lines, out.String())
+	}
+	if lines[0] != lines[1] {
+		t.Errorf("-cost changed the result: %q, %q", lines[0], lines[1])
+	}
 }

@@ -182,3 +182,34 @@ func Trace() *spanprofile.Profile {
 		},
 	}
 }
+
+// WhatIf returns Profile with a what-if profile of two targets, the
+// partition function and a region that matched no site, and both
+// together: its span shrinks with partition's strands, its work too.
+func WhatIf() *spanprofile.Profile {
+	p := Profile()
+	part := int64(120_000_000) // partition's share of the span, at full speed
+	partWork := int64(400_000_000)
+	for _, target := range []string{"main.partition", "build tree", spanprofile.WhatIfAll} {
+		for _, f := range []int64{2, 4, 8, 0} {
+			w := spanprofile.WhatIf{Target: target, Factor: f, Work: p.Work, Span: p.Span, BurdenedSpan: p.BurdenedSpan}
+			switch target {
+			case "main.partition":
+				w.Site, w.Func, w.Sites = "qsort.go:20", "main.partition", 1
+			case spanprofile.WhatIfAll:
+				w.Sites = 1
+			}
+			if w.Sites > 0 {
+				cut, cutWork := part, partWork
+				if f > 0 {
+					cut, cutWork = part-part/f, partWork-partWork/f
+				}
+				w.Work -= cutWork
+				w.Span -= cut
+				w.BurdenedSpan -= cut
+			}
+			p.WhatIf = append(p.WhatIf, w)
+		}
+	}
+	return p
+}

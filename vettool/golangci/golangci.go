@@ -32,7 +32,7 @@ func init() { register.Plugin(Name, New) }
 // Settings are the plugin's settings in .golangci.yml.
 type Settings struct {
 	// Disable lists analyzers not to run: emptywait, finegrain,
-	// missingdone, waitcycle.
+	// missingdone, regionend, waitcycle.
 	Disable []string `json:"disable"`
 }
 

@@ -34,7 +34,7 @@ func TestPluginLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := names(t, p), []string{"emptywait", "finegrain", "missingdone", "waitcycle"}; !slices.Equal(got, want) {
+	if got, want := names(t, p), []string{"emptywait", "finegrain", "missingdone", "regionend", "waitcycle"}; !slices.Equal(got, want) {
 		t.Errorf("analyzers = %v, want %v", got, want)
 	}
 	if got := p.GetLoadMode(); got != register.LoadModeTypesInfo {
@@ -49,8 +49,8 @@ func TestSettings(t *testing.T) {
 		want     []string
 		wantErr  string
 	}{
-		{name: "disable", settings: map[string]any{"disable": []any{"finegrain"}}, want: []string{"emptywait", "missingdone", "waitcycle"}},
-		{name: "empty", settings: map[string]any{}, want: []string{"emptywait", "finegrain", "missingdone", "waitcycle"}},
+		{name: "disable", settings: map[string]any{"disable": []any{"finegrain"}}, want: []string{"emptywait", "missingdone", "regionend", "waitcycle"}},
+		{name: "empty", settings: map[string]any{}, want: []string{"emptywait", "finegrain", "missingdone", "regionend", "waitcycle"}},
 		{name: "unknown analyzer", settings: map[string]any{"disable": []any{"nosuch"}}, wantErr: `no analyzer "nosuch"`},
 		{name: "unknown key", settings: map[string]any{"enable": true}, wantErr: "unknown field"},
 	}

@@ -25,8 +25,8 @@ import (
 const MinGo = "1.23"
 
 // Packages are the packages of the runtime: what instrumented code imports
-// (shadow), and parlib, which programs import themselves.
-var Packages = []string{"./shadow", "./parlib"}
+// (shadow), and parlib and region, which programs import themselves.
+var Packages = []string{"./shadow", "./parlib", "./region"}
 
 // Generate computes the runtime's go.mod and go.sum from the module at root
 // (this repository), with the go command.

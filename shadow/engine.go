@@ -627,11 +627,17 @@ func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	e.spawns++
 	pt := len(st.tasks) - 1
 	fork := e.rp.retain(e.recordOf(len(st.frames) - 1))
-	child := task{t: st.tasks[pt].t, tb: st.tasks[pt].tb, path: e.pp.share(&st.tasks[pt].path), base: len(st.frames), fork: fork}
-	st.tasks[pt].tb += e.cfg.Burden // the continuation edge carries the burden
-	st.tasks = append(st.tasks, child)
+	// The child's task is filled in place, field by field: a task built
+	// on the stack and appended is copied 16 bytes at a time, loads that
+	// stall on the 8- and 4-byte stores that built it.
+	st.tasks = append(st.tasks, task{})
+	parent, child := &st.tasks[pt], &st.tasks[pt+1]
+	child.t, child.tb = parent.t, parent.tb
+	e.pp.shareInto(&child.path, &parent.path)
+	child.base, child.fork = len(st.frames), fork
+	parent.tb += e.cfg.Burden // the continuation edge carries the burden
 	if e.wi != nil {
-		e.wi.spawn(&st.tasks[pt], &st.tasks[pt+1], e.cfg.Burden)
+		e.wi.spawn(parent, child, e.cfg.Burden)
 	}
 	e.push(site, d)
 }
@@ -656,8 +662,11 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	n := len(st.frames) - 1
 	tk := &st.tasks[len(st.tasks)-1]
 	e.ended = e.finish(&st.frames[n], tk)
-	v := value{t: tk.t, tb: tk.tb, path: tk.path, chain: e.rp.retain(e.recordOf(n)), w: tk.w}
-	tk.path = prof{}
+	var v value // field by field, as in spawnBegin
+	v.t, v.tb = tk.t, tk.tb
+	e.pp.moveInto(&v.path, &tk.path)
+	v.chain = e.rp.retain(e.recordOf(n))
+	v.w = tk.w
 	_, up := e.pop()
 	e.rp.release(up)
 	e.rp.release(tk.fork)
@@ -684,7 +693,10 @@ func (e *engine) doneAt(obj unsafe.Pointer, d uintptr) {
 func (e *engine) done(obj unsafe.Pointer) {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
-	v := value{t: tk.t, tb: tk.tb, path: e.pp.share(&tk.path), chain: e.rp.retain(e.recordOf(len(st.frames) - 1))}
+	var v value // field by field, as in spawnBegin
+	v.t, v.tb = tk.t, tk.tb
+	e.pp.shareInto(&v.path, &tk.path)
+	v.chain = e.rp.retain(e.recordOf(len(st.frames) - 1))
 	if e.wi != nil {
 		v.w = e.wi.clone(tk.w)
 	}
@@ -703,7 +715,7 @@ func (e *engine) done(obj unsafe.Pointer) {
 		if f.topCaller {
 			m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
 		}
-		e.pp.update(&v.path, f.ctx, m)
+		e.pp.updatePtr(&v.path, f.ctx, &m)
 	}
 	e.contribute(obj, v)
 }

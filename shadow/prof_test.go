@@ -200,3 +200,44 @@ func BenchmarkProfOps(b *testing.B) {
 		})
 	}
 }
+
+// TestAssignAdoptsTheList checks the flush rule for a path a wait adopts:
+// the list a child built on its parent's shared list becomes the
+// adopter's own, so the adopter's next share flushes it once, rather than
+// each handle shared from it later (every child of a parent that spawns in
+// a loop, as stencil's does) finding the list past the limit and copying
+// the shared array itself. The contents are checked against a model.
+func TestAssignAdoptsTheList(t *testing.T) {
+	var pp profPool
+	var parent prof
+	want := model{}
+	l := pp.flushLimit()
+	for k := int32(0); k < l/2-1; k++ { // a list the parent pushed, below its flush rule
+		pp.addSpan(&parent, k%7, 1)
+		want.add(k%7, spanprofile.Measurement{Local: spanprofile.Triple{Span: 1}})
+	}
+	var child prof
+	pp.shareInto(&child, &parent)
+	pp.addSpan(&child, 9, 5)
+	want.add(9, spanprofile.Measurement{Local: spanprofile.Triple{Span: 5}})
+	n := child.n
+	pp.assign(&parent, &child) // the wait: the child's path is the longer
+	if parent.own != n || parent.n != n {
+		t.Fatalf("after the wait the parent's list has %d nodes, %d its own; want %d and %d", parent.n, parent.own, n, n)
+	}
+	var next prof
+	pp.shareInto(&next, &parent) // the next spawn
+	if parent.head != nil || pp.flushes != 1 {
+		t.Errorf("the next share left the parent %d pending updates after %d flushes; want them flushed once", parent.n, pp.flushes)
+	}
+	for _, p := range []*prof{&parent, &next} {
+		if got := contents(&pp, p); !maps.Equal(got, want) {
+			t.Errorf("contents %v, want %v", got, want)
+		}
+	}
+	pp.init(&parent)
+	pp.init(&next)
+	if pp.liveNodes != 0 || pp.liveArrays != 0 {
+		t.Errorf("left allocated: %d nodes, %d arrays", pp.liveNodes, pp.liveArrays)
+	}
+}

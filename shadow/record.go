@@ -38,7 +38,12 @@ func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up *record) *recor
 	if up != nil {
 		up.refs++
 	}
-	*r = record{up: up, id: id, o: o, pos: pos, conn: conn, refs: 1}
+	// Field by field, not *r = record{...}: the composite is built on the
+	// stack 8 bytes at a time and copied 16 at a time, and each such load
+	// stalled on the stores it spans (half of recordOf's samples in
+	// profiled stencil, perf annotate). Every field is set.
+	r.up, r.id, r.o, r.pos = up, id, o, pos
+	r.conn, r.refs = conn, 1
 	return r
 }
 

@@ -34,6 +34,9 @@ type binaries struct {
 	name string
 	dir  string // the example's scratch directory: binaries, profile, trace
 	bin  [numVariants]string
+	// stress marks a stress case (suite.Stress): it runs in serial mode
+	// only, not in parallel mode.
+	stress bool
 }
 
 // traceEnv names the file the traced build writes its execution trace to.

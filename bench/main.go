@@ -96,6 +96,9 @@ func bench(runs, procs, parProcs int, c clock, only, out string) error {
 		p.done()
 		return err
 	}
+	for i := range bins {
+		bins[i].stress = examples[i].Stress
+	}
 	r := &runner{dir: tmp, procs: procs, parProcs: parProcs, env: baseEnv(os.Environ())}
 	var results []result
 	for i, b := range bins {

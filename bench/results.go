@@ -348,13 +348,21 @@ func writeCSV(w io.Writer, rs []result, c clock) error {
 	return cw.Error()
 }
 
-// seconds formats a duration as the table shows times.
+// seconds formats a duration as the table shows times; 0 is a run not
+// made (a stress case's parallel mode).
 func seconds(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
 	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
-// times formats a ratio as the table shows ratios.
+// times formats a ratio as the table shows ratios; 0 and NaN are ratios of
+// a run not made.
 func times(x float64) string {
+	if x == 0 || math.IsNaN(x) {
+		return "-"
+	}
 	return fmt.Sprintf("%.2f×", x)
 }
 

@@ -62,11 +62,12 @@ func TestStartStopWritesProfile(t *testing.T) {
 	// 60 µs on a loaded machine, do not move it. With CPU time
 	// (no counters) a strand runs up to about 1.5x slower while another
 	// process keeps its sibling hyperthread busy (one child read 1.36x
-	// its siblings' average in a busy go test ./...); the span takes the
-	// slowest child, so one slowed child reads (4.5)/(1.5+0.5) = 2.25.
+	// its siblings' average in a busy go test ./..., 1.47x beside two busy
+	// loops, which read 2.14); the span takes the slowest child, so one
+	// child slowed 1.75x reads 4.5/(1.75+0.5) = 2.0.
 	if par := p.Parallelism(); measure == "clock" {
 		t.Logf("parallelism %.2f by the clock (about 3 on an idle machine)", par)
-	} else if par < 2.2 || par > 3.5 {
+	} else if par < 2.0 || par > 3.5 {
 		t.Errorf("parallelism %.2f, want about 3 (work %d span %d, contexts %+v)", par, p.Work, p.Span, p.Contexts)
 	}
 	if _, err := exec.LookPath("go"); err != nil {

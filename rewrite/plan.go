@@ -40,12 +40,16 @@ func (pl *planner) planUnit() *plan {
 		}
 		items = append(items, item{pos: s.Pos, spawn: s})
 	}
+	calls := make(map[*ast.CallExpr]*forkjoin.Call) // the calls that may become sites (fuse.go)
 	for _, c := range pl.res.Calls {
 		items = append(items, item{pos: c.Node.Pos(), call: c})
+		calls[c.Node] = c
 	}
 	for _, c := range pl.externalCalls() {
 		items = append(items, item{pos: c.Node.Pos(), call: c})
+		calls[c.Node] = c
 	}
+	pl.fused = make(map[*ast.CallExpr]bool)
 	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(pl.fset, a.pos, b.pos) })
 	for _, it := range items {
 		if pl.fileOf(it.pos) == nil {
@@ -53,7 +57,9 @@ func (pl *planner) planUnit() *plan {
 		}
 		switch {
 		case it.spawn != nil:
-			pl.planSpawn(it.spawn)
+			pl.planSpawn(it.spawn, calls)
+		case pl.fused[it.call.Node]:
+			pl.stats.CallsFused++ // its spawn's site stands for it (fuse.go)
 		case it.call.Callee.Node == nil:
 			pl.planExternal(it.call) // a call into another package (planext.go)
 		default:
@@ -88,7 +94,9 @@ func spawnsOf(s *forkjoin.Spawn) []*forkjoin.Spawn {
 	return []*forkjoin.Spawn{s}
 }
 
-func (pl *planner) planSpawn(s *forkjoin.Spawn) {
+// calls are the calls that may become sites, by node: a spawned literal
+// made of one of them names the callee, and the call is no site (fuse.go).
+func (pl *planner) planSpawn(s *forkjoin.Spawn, calls map[*ast.CallExpr]*forkjoin.Call) {
 	fr := pl.fileOf(s.Pos)
 	spawns := spawnsOf(s)
 	if why := pl.unprofiled(s.Func); why != "" {
@@ -109,6 +117,10 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn) {
 		name := pl.res.CalleeName(t.Fun)
 		if t.Callee != nil {
 			name = t.Callee.Name
+		}
+		if c := pl.fuseCall(s, t, calls); c != nil {
+			name = c.Callee.Name
+			pl.fused[c.Node] = true
 		}
 		sites = append(sites, pl.addSite(fr, t.Pos, name, s.Func.Name, "spawn"))
 		pl.noteSpawn(fr, s, t, sites[len(sites)-1])

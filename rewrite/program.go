@@ -110,6 +110,9 @@ type Stats struct {
 	Regions           int // regions (package region) instrumented
 	Semaphores        int // buffered-channel semaphores around spawns, modelled as limits
 	CallsOut          int // of Calls, calls into other packages (planext.go)
+	// CallsFused counts the calls that a spawned literal is made of, not
+	// instrumented apart: the spawn's site stands for them (fuse.go).
+	CallsFused int
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
@@ -140,6 +143,7 @@ func (s *Stats) add(t Stats) {
 	s.Regions += t.Regions
 	s.Semaphores += t.Semaphores
 	s.CallsOut += t.CallsOut
+	s.CallsFused += t.CallsFused
 	s.CallsArgsInside += t.CallsArgsInside
 	s.LeftOut = append(s.LeftOut, t.LeftOut...)
 	s.LineConflicts += t.LineConflicts
@@ -170,6 +174,9 @@ func (s Stats) String() string {
 	fmt.Fprintf(&b, "%s, %s, %s%s instrumented", plural(s.Spawns, "spawn"), plural(s.Calls, "call"), plural(s.Signals+s.Waits, "join"), regions)
 	if s.Semaphores > 0 {
 		fmt.Fprintf(&b, "; %s modelled as a limit", plural(s.Semaphores, "semaphore"))
+	}
+	if s.CallsFused > 0 {
+		fmt.Fprintf(&b, "; %s profiled as %s spawn", plural(s.CallsFused, "call"), map[bool]string{true: "its", false: "their"}[s.CallsFused == 1])
 	}
 	if s.SpawnsGoroutine > 0 {
 		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))

@@ -257,7 +257,7 @@ func checkArgs(t *testing.T, p *spanprofile.Profile) {
 	if got := find("main.consume", 57).OnWork.TopCallSite; got.Work > work.Work/10 {
 		t.Errorf("consume(work(n)): consume's top-call-site work %d, work's %d: the argument is charged to consume", got.Work, work.Work)
 	}
-	child := find("main.main.func1", 74).OnWork.TopCallSite
+	child := find("main.work", 74).OnWork.TopCallSite // the spawn, named by the call it is made of
 	if got := find("main.consume", 75).OnWork.TopCallSite; got.Span > child.Span/10 {
 		t.Errorf("consume(t.Wait()): consume's top-call-site span %d, the child's %d: the join is charged to consume", got.Span, child.Span)
 	}

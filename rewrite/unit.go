@@ -56,6 +56,8 @@ type plan struct {
 	leftOut [3][]siteInfo
 	// spawnRows are the planned spawns' rows (plansem.go).
 	spawnRows map[*forkjoin.Spawn]spawnRow
+	// fused are the calls that a spawn's site stands for (fuse.go).
+	fused map[*ast.CallExpr]bool
 }
 
 // A planner decides the plan of one unit from its index and forkjoin's

@@ -2,7 +2,6 @@ package rewrite
 
 import (
 	"go/ast"
-	"go/token"
 
 	"github.com/spanprof/spanprof/analysis/forkjoin"
 )
@@ -24,7 +23,7 @@ import (
 // spawn's local work, as a go f(x) spawn's are. The body may be
 //
 //   - the call as a statement, an assignment or definition of its
-//     results (x = f(a), x, err := f(a)), or return f(a);
+//     results (x = f(a), x, err := f(a), out[i] += f(a)), or return f(a);
 //   - optionally preceded by defer wg.Done() (a join contribution of the
 //     spawn) and, but for return f(a), followed by return or return nil;
 //
@@ -92,7 +91,7 @@ func (pl *planner) lonelyCall(t *forkjoin.Spawn, list []ast.Stmt) *ast.CallExpr 
 	case *ast.ExprStmt:
 		rhs = st.X
 	case *ast.AssignStmt:
-		if st.Tok != token.ASSIGN && st.Tok != token.DEFINE || len(st.Rhs) != 1 {
+		if len(st.Rhs) != 1 {
 			return nil
 		}
 		rhs, lhs = st.Rhs[0], st.Lhs

@@ -176,7 +176,11 @@ func (s Stats) String() string {
 		fmt.Fprintf(&b, "; %s modelled as a limit", plural(s.Semaphores, "semaphore"))
 	}
 	if s.CallsFused > 0 {
-		fmt.Fprintf(&b, "; %s profiled as %s spawn", plural(s.CallsFused, "call"), map[bool]string{true: "its", false: "their"}[s.CallsFused == 1])
+		how := "its spawn"
+		if s.CallsFused > 1 {
+			how = "their spawns"
+		}
+		fmt.Fprintf(&b, "; %s profiled as %s", plural(s.CallsFused, "call"), how)
 	}
 	if s.SpawnsGoroutine > 0 {
 		fmt.Fprintf(&b, "; %s run as goroutines", plural(s.SpawnsGoroutine, "spawn"))

@@ -61,6 +61,11 @@
 //	os.Exit(c)                        os.Exit(_spanprof_shadow.BeforeExit(c))
 //	func main() { ... }               func main() { _spanprof_shadow.StartIfNeeded(); defer _spanprof_shadow.Finish(); ... }
 //
+// A spawned function literal made of one call whose operands make no call
+// (g.Go(func() error { x = f(a); return nil }), go func() { defer
+// wg.Done(); f(a) }()) keeps its call as written: the spawn's site stands
+// for the call and is named by its callee (fuse.go).
+//
 // A go statement evaluates its function value and arguments before it
 // spawns; so does the rewrite, into temporaries, except for what cannot
 // change before the closure runs (constants, nil, function literals, names

@@ -62,7 +62,9 @@ type Site struct {
 	// unknown.
 	Column int `json:"column,omitempty"`
 	// Func is the Go name of the spawned or called function, as the
-	// compiler names it (closures as main.pqsort.func1).
+	// compiler names it (closures as main.worker.func1); a spawned
+	// literal made of one call is named by its callee (main.pqsort for
+	// go func() { defer wg.Done(); pqsort(a[:p]) }()).
 	Func string `json:"func"`
 	// Caller is the Go name of the function that contains the site.
 	Caller string `json:"caller"`

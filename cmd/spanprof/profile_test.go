@@ -226,7 +226,7 @@ func TestRunEndToEnd(t *testing.T) {
 		if stdout != "children 8\n" {
 			t.Errorf("the program printed %q", stdout)
 		}
-		for _, want := range []string{"1 spawn, 1 call, 1 join instrumented", "Parallelism:", "main.burn"} {
+		for _, want := range []string{"1 spawn, 0 calls, 1 join instrumented; 1 call profiled as its spawn", "Parallelism:", "main.burn"} {
 			if !strings.Contains(stderr, want) {
 				t.Errorf("stderr lacks %q:\n%s", want, stderr)
 			}

@@ -13,8 +13,8 @@ import (
 // go func() { defer wg.Done(); quicksort(a[:p]) }(), wg.Go(func() { walk(t.left) }).
 // Instrumented as written, that call is a site of its own inside the
 // spawn's: two more events per spawn (four clock reads and the engine's
-// bookkeeping; 7 events per fib node instead of 5, and a tenth of fib's
-// profiled CPU time), for a row whose work and span are the spawn's but
+// bookkeeping; 7 events per fib node instead of 5, and about a seventh
+// of fib's profiled CPU time), for a row whose work and span are the spawn's but
 // for the few instructions the literal adds around the call.
 //
 // So when the body of a spawned function literal is that one call, the

@@ -1,11 +1,14 @@
 // Command calls calls its own functions in every position: expressions,
-// statements, several results, conditions, returns and defers.
+// statements, several results, conditions, returns and defers. Its main
+// forks, so the calls in main's loops are sites; the one in divmod's loop,
+// a function that neither forks nor joins, is not.
 package main
 
 import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 )
 
 // fib is recursive, so the compiler does not inline it.
@@ -42,6 +45,13 @@ func cleanup(name string) {
 
 func main() {
 	defer cleanup("main")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		fmt.Print("")
+	}()
+	wg.Wait()
 	x := fib(10)
 	q, r := divmod(17, 5)
 	var q2, r2 = twice(17, 5)

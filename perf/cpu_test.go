@@ -147,3 +147,34 @@ func TestCPUGivesUpAJumpingTSC(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPeriod: the period between checks is the one asked for, or
+// longer where reading the thread's CPU time is slow, but never past
+// MaxPeriod unless asked for, so a descheduling is still caught in its
+// own strand.
+func TestCheckPeriod(t *testing.T) {
+	if !threadCPUSupported {
+		t.Skip("no per-thread CPU clock")
+	}
+	lockThread(t)
+	var tc threadClock
+	for _, floor := range []time.Duration{time.Microsecond, DefaultPeriod, 2 * MaxPeriod} {
+		p := checkPeriod(floor, &tc)
+		t.Logf("floor %v: period %v", floor, p)
+		if p < floor || p > max(floor, MaxPeriod) {
+			t.Errorf("checkPeriod(%v) = %v, want between %v and %v", floor, p, floor, max(floor, MaxPeriod))
+		}
+	}
+	// A read costs more than 10 ns anywhere (a system call), so a floor
+	// of 1 µs must stretch.
+	if p := checkPeriod(time.Microsecond, &tc); p <= time.Microsecond {
+		t.Errorf("checkPeriod(1µs) = %v: not stretched to 100 reads' cost", p)
+	}
+	m, err := openCPU(DefaultPeriod)
+	if err != nil {
+		t.Skip(err)
+	}
+	if m.period < uint64(DefaultPeriod) || m.period > uint64(MaxPeriod) {
+		t.Errorf("the cpu measure checks every %v, want %v to %v", time.Duration(m.period), DefaultPeriod, MaxPeriod)
+	}
+}

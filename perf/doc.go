@@ -20,7 +20,7 @@
 //
 //	measure       Source                      per Read, busy 2-vCPU VM
 //	cpu           tsc or nanotime,            the clock's, within noise, plus one
-//	              +thread-cputime             clock_gettime (3.5–4.3 µs) per DefaultPeriod
+//	              +thread-cputime             clock_gettime (3.5–4.3 µs) per check period
 //	clock         tsc, or nanotime            19 ns (tsc); 47–52 ns (nanotime)
 //	instructions  rdpmc or read(2)            4.7 µs (read(2); RDPMC 10–13 µs, trapped)
 //	cycles        rdpmc or read(2)            2.4 µs (rdpmc; read(2) 4.5 µs)
@@ -41,7 +41,8 @@
 //     kernel's clock source is tsc (tscUsable); otherwise runtime.nanotime.
 //     The first Open spends 5 ms calibrating.
 //   - cpu (cpu.go) reads the clock at every event and the thread's CPU time
-//     once per DefaultPeriod of clock, and subtracts from the open strand
+//     once per check period of clock (DefaultPeriod, or 100 times the
+//     read's cost where that is longer, up to MaxPeriod), and subtracts from the open strand
 //     the time the thread did not run. Its clock is the time-stamp counter
 //     wherever the TSC is invariant (tscInvariant), whatever the kernel's
 //     clock source, because every check compares it with runtime.nanotime

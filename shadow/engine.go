@@ -732,22 +732,29 @@ func (e *engine) waitAt(obj unsafe.Pointer, d uintptr) {
 
 func (e *engine) wait(obj unsafe.Pointer) {
 	e.syncs++
-	acc, ok := e.joins.take(obj)
-	if !ok {
+	i := e.joins.find(obj)
+	if i < 0 {
 		return
 	}
+	acc := &e.joins.accs[i]
 	if e.wi != nil {
-		e.wi.takeLanes(obj, &acc)
+		e.wi.takeLanes(obj, acc)
 	}
 	for _, v := range acc.lanes {
-		e.longest(&acc, v)
+		e.longest(acc, v)
 	}
-	e.follow(value{t: acc.t, tb: acc.tb, path: acc.path, chain: acc.chain, w: acc.w})
+	// The value moves out field by field (see spawnBegin); removeAt then
+	// clears the slot, which owns nothing any more.
+	var v value
+	v.t, v.tb, v.chain, v.w = acc.t, acc.tb, acc.chain, acc.w
+	e.pp.moveInto(&v.path, &acc.path)
+	e.joins.removeAt(i)
+	e.follow(&v)
 }
 
 // follow makes the current task go on from the longer of its own path and
 // v's, which it consumes: a wait's, or a slot's of a limited group.
-func (e *engine) follow(v value) {
+func (e *engine) follow(v *value) {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
 	if v.w != nil {

@@ -57,14 +57,35 @@ func (jt *joinTable) get(p unsafe.Pointer) *joinAcc {
 
 // take removes p's accumulator and returns it.
 func (jt *joinTable) take(p unsafe.Pointer) (joinAcc, bool) {
+	i := jt.find(p)
+	if i < 0 {
+		return joinAcc{}, false
+	}
+	acc := jt.accs[i]
+	jt.removeAt(i)
+	return acc, true
+}
+
+// find returns the slot of p's accumulator, or -1. A wait reads the
+// accumulator in place and then removes it (removeAt): taking it out by
+// value copied its eleven words out and back, and zeroed them, at every
+// wait.
+func (jt *joinTable) find(p unsafe.Pointer) int {
 	mask := uint64(len(jt.keys) - 1)
 	i := jt.slot(p)
 	for ; jt.keys[i] != p; i = (i + 1) & mask {
 		if jt.keys[i] == nil {
-			return joinAcc{}, false
+			return -1
 		}
 	}
-	acc := jt.accs[i]
+	return int(i)
+}
+
+// removeAt removes the accumulator in slot i, whose contents the caller
+// has taken over.
+func (jt *joinTable) removeAt(at int) {
+	mask := uint64(len(jt.keys) - 1)
+	i := uint64(at)
 	// Backward-shift deletion keeps probe sequences unbroken without
 	// tombstones, so the table does not fill up over a long run.
 	for j := (i + 1) & mask; jt.keys[j] != nil; j = (j + 1) & mask {
@@ -76,7 +97,6 @@ func (jt *joinTable) take(p unsafe.Pointer) (joinAcc, bool) {
 	}
 	jt.keys[i], jt.accs[i] = nil, joinAcc{}
 	jt.n--
-	return acc, true
 }
 
 func (jt *joinTable) grow() {

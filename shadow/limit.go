@@ -67,7 +67,7 @@ func (e *engine) slotAt(obj unsafe.Pointer, d uintptr, site SiteID) {
 	if st := e.cur; v.t > st.tasks[len(st.tasks)-1].t {
 		e.slotWait(site, k, v.t-st.tasks[len(st.tasks)-1].t)
 	}
-	e.follow(v)
+	e.follow(&v)
 	if e.wi != nil {
 		e.wi.slot(obj, &e.cur.tasks[len(e.cur.tasks)-1])
 	}

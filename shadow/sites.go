@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/spanprof/spanprof/spanprofile"
 )
@@ -42,6 +43,11 @@ type siteTable struct {
 	fnID  map[string]int32
 	// leftOut are the calls left out that may carry work (LeftOut).
 	leftOut []SiteInfo
+	// goSites holds, per site, its Goroutine mark, replaced whole when
+	// sites are added, so that elision mode's spawns read it without the
+	// lock: a mutex per spawn was a tenth of elided fib's time, the very
+	// baseline that profiled runs are compared with.
+	goSites atomic.Pointer[[]bool]
 }
 
 func (t *siteTable) add(sites []SiteInfo) SiteID {
@@ -60,6 +66,11 @@ func (t *siteTable) add(sites []SiteInfo) SiteID {
 		t.sites = append(t.sites, s)
 		t.fn = append(t.fn, id)
 	}
+	marks := make([]bool, len(t.sites))
+	for i := range t.sites {
+		marks[i] = t.sites[i].Goroutine
+	}
+	t.goSites.Store(&marks)
 	return base
 }
 
@@ -87,7 +98,6 @@ func register(sites []SiteInfo) SiteID {
 // goroutine reports whether site is a Goroutine site, which elision mode
 // runs as written: inline, it would wait for its continuation forever.
 func (t *siteTable) goroutine(site SiteID) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return int(site) < len(t.sites) && t.sites[site].Goroutine
+	marks := t.goSites.Load()
+	return marks != nil && int(site) < len(*marks) && (*marks)[site]
 }

@@ -79,3 +79,36 @@ func TestGtableConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestGtableChurn: goroutines that come and go, a few hundred live at a
+// time, reuse the table's slots instead of filling it with tombstones and
+// rebuilding it (every few hundred puts before).
+func TestGtableChurn(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 1))
+	var tab gtable
+	var st gstate
+	var live []uintptr
+	next := uintptr(8)
+	for range 200_000 {
+		if len(live) < 300 && r.IntN(2) == 0 || len(live) == 0 {
+			tab.put(next, &st)
+			live = append(live, next)
+			next += 8 * uintptr(1+r.IntN(50))
+			continue
+		}
+		k := r.IntN(len(live))
+		if !tab.del(live[k], &st) {
+			t.Fatalf("del(%#x) found nothing", live[k])
+		}
+		live[k] = live[len(live)-1]
+		live = live[:len(live)-1]
+	}
+	for _, g := range live {
+		if tab.get(g) != &st {
+			t.Fatalf("get(%#x) lost its entry", g)
+		}
+	}
+	if tab.rebuilds > 20 {
+		t.Errorf("%d rebuilds for 100,000 entries with at most 300 live, want at most 20", tab.rebuilds)
+	}
+}

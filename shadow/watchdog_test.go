@@ -175,3 +175,27 @@ func (e *engine) stackForTest() string {
 	buf := make([]byte, 1<<14)
 	return string(buf[:runtime.Stack(buf, false)])
 }
+
+// TestEngineBusy: the watchdog takes a goroutine that holds the engine's
+// lock in parallel accounting for one that will go on, and nothing else.
+func TestEngineBusy(t *testing.T) {
+	var none *engine
+	if none.engineBusy() {
+		t.Errorf("no engine: busy")
+	}
+	tab := &siteTable{}
+	e := newEngine(config{Measure: &synthetic{}, MeasureName: "synthetic", Unit: "count"}, tab)
+	if e.engineBusy() {
+		t.Errorf("serial accounting: busy")
+	}
+	e.enablePar()
+	if e.engineBusy() {
+		t.Errorf("parallel accounting, lock free: busy")
+	}
+	e.par.mu.Lock()
+	busy := e.engineBusy()
+	e.par.mu.Unlock()
+	if !busy {
+		t.Errorf("parallel accounting, lock held: not busy")
+	}
+}

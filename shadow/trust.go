@@ -88,6 +88,29 @@ const outlierMin = 8
 // histogram of invocation sizes: bucket b holds local works of b bits.
 const sizeBuckets = 65
 
+// ctxSizes is a context's record of its invocations' sizes: the buckets of
+// the first outlierMin, and once there were more, the index of its full
+// histogram in the engine's hists. Only a context of outlierMin
+// invocations is ever tested, and most contexts of a deep recursion are
+// invoked a few times, so they keep 16 bytes instead of a histogram's 260.
+type ctxSizes struct {
+	first [outlierMin]uint8
+	n     int32 // invocations counted in first; outlierMin+1 once hist is set
+	hist  int32
+}
+
+// histogram returns the histogram of sz, built in buf if sz has none yet.
+func (sz *ctxSizes) histogram(hists []uint32, buf []uint32) []uint32 {
+	if sz.n > outlierMin {
+		return hists[int(sz.hist)*sizeBuckets:][:sizeBuckets]
+	}
+	clear(buf)
+	for _, b := range sz.first[:sz.n] {
+		buf[b]++
+	}
+	return buf
+}
+
 // alikeShare is the share of a context's invocations that must lie within
 // a factor of 2 of the median bucket's range for them to count as alike.
 const alikeShare = 0.9
@@ -102,14 +125,15 @@ const alikeShare = 0.9
 // balanced tree, the rows of a loop) whose critical-path members read long
 // were slowed by something other than the program, and the span, a maximum
 // over paths, picked them.
-func outliers(p *spanprofile.Profile, sizes []uint32) []spanprofile.Outlier {
+func outliers(p *spanprofile.Profile, sizes []ctxSizes, hists []uint32) []spanprofile.Outlier {
 	var out []spanprofile.Outlier
+	buf := make([]uint32, sizeBuckets)
 	for i, c := range p.Contexts {
 		w, s := c.OnWork.Local, c.OnSpan.Local
-		if (i+1)*sizeBuckets > len(sizes) || w.Count < outlierMin || s.Count == 0 || w.Work <= 0 {
+		if i >= len(sizes) || w.Count < outlierMin || s.Count == 0 || w.Work <= 0 {
 			continue
 		}
-		h := sizes[i*sizeBuckets : (i+1)*sizeBuckets]
+		h := sizes[i].histogram(hists, buf)
 		if !alike(h) {
 			continue
 		}

@@ -1,6 +1,9 @@
 package shadow
 
 import (
+	"math/bits"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -131,5 +134,58 @@ func TestSubtractedNeverNegative(t *testing.T) {
 	p := e.stop()
 	if p.Subtracted < 0 || p.Work < 0 {
 		t.Errorf("subtracted %d, work %d: want neither negative", p.Subtracted, p.Work)
+	}
+}
+
+// TestSizesOracle checks the compact records of invocation sizes against
+// a full histogram per context, built by brute force, on random sequences
+// of invocations: each context's histogram must be the brute-force one, and
+// only contexts of more than outlierMin invocations hold a full one.
+func TestSizesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 3))
+	for trial := 0; trial < 200; trial++ {
+		k := 1 + rng.IntN(40)
+		e := &engine{}
+		e.growContexts(k)
+		want := make([][sizeBuckets]uint32, k)
+		count := make([]int, k)
+		for i, n := 0, rng.IntN(600); i < n; i++ {
+			ctx := rng.IntN(k)
+			if rng.IntN(3) == 0 {
+				ctx = rng.IntN(1 + k/4) // some contexts far more often than others
+			}
+			var w int64
+			switch rng.IntN(4) {
+			case 0:
+				w = -rng.Int64N(100)
+			case 1:
+				w = rng.Int64N(4)
+			case 2:
+				w = rng.Int64() >> rng.IntN(63)
+			default:
+				w = 1000 + rng.Int64N(1000)
+			}
+			e.countSize(&e.sizes[ctx], w)
+			b := 0
+			if w > 0 {
+				b = bits.Len64(uint64(w))
+			}
+			want[ctx][b]++
+			count[ctx]++
+		}
+		full := 0
+		buf := make([]uint32, sizeBuckets)
+		for ctx := 0; ctx < k; ctx++ {
+			if count[ctx] > outlierMin {
+				full++
+			}
+			got := e.sizes[ctx].histogram(e.hists, buf)
+			if !slices.Equal(got, want[ctx][:]) {
+				t.Fatalf("trial %d, context %d of %d invocations: histogram %v, want %v", trial, ctx, count[ctx], got, want[ctx])
+			}
+		}
+		if len(e.hists) != full*sizeBuckets {
+			t.Fatalf("trial %d: %d full histograms' worth, want %d (contexts of more than %d invocations)", trial, len(e.hists)/sizeBuckets, full, outlierMin)
+		}
 	}
 }

@@ -124,6 +124,13 @@ type gstate struct {
 	gen        uint64 // counts the times this state was reused
 	kids       int    // live goroutines spawned from this state
 	dead       bool   // the goroutine ended, and some kids are still live
+	// up, upSeq and upDepth, set once the state is dead (hasUp), skip the
+	// dead ancestors above it: where credit's walk up from it ends, with
+	// the spawn event and depth it ends with (path compression).
+	up      *gstate
+	upSeq   int64
+	upDepth int
+	hasUp   bool
 
 	m     reader
 	calls callBuf // parallel accounting: calls not yet taken (parallel.go)

@@ -98,7 +98,11 @@ func (e *engine) joinAtStop(st *gstate) {
 	st.dead = true
 	p := st.parent
 	for p != nil && p.dead {
-		p = p.parent
+		if p.hasUp {
+			p = p.up // credit's shortcut past dead ancestors
+		} else {
+			p = p.parent
+		}
 	}
 	if p == nil || len(p.tasks) == 0 {
 		if acc, ok := e.joins.take(unsafe.Pointer(&stopJoin)); ok {

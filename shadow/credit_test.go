@@ -1,0 +1,79 @@
+package shadow
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/spanprof/spanprof/spanprofile"
+)
+
+// TestChainCreditsEndedAncestors runs, in parallel mode, a chain of
+// goroutines each of which spawns the next and ends before it
+// (examples/deepchain's shape), deterministically: a link starts only once
+// every other goroutine is blocked, its parent gone. Each link's work must
+// reach the invocation open around the first spawn, up past all the ended
+// links above it, which credit's compressed walk skips: a shortcut that
+// lost the spawn's event number or depth would drop the work of every link
+// below the first few.
+func TestChainCreditsEndedAncestors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 40
+		tab := &siteTable{}
+		tab.add([]SiteInfo{
+			{File: "a.go", Line: 1, Func: "chain", Caller: "main", Kind: spanprofile.KindCall},
+			{File: "a.go", Line: 2, Func: "link", Caller: "chain", Kind: spanprofile.KindSpawn},
+		})
+		m := &goSynthetic{n: map[uintptr]uint64{}}
+		e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: parallelMode}, tab)
+		withEngine(t, e)
+
+		var release [n + 1]chan struct{}
+		for i := range release {
+			release[i] = make(chan struct{})
+		}
+		go func() {
+			for k := 1; k <= n; k++ {
+				synctest.Wait() // link k-1 has ended; link k waits
+				close(release[k])
+			}
+		}()
+		var wg sync.WaitGroup
+		var link func(k int)
+		link = func(k int) {
+			<-release[k]
+			m.add(int64(k))
+			if k < n {
+				wg.Add(1)
+				Go(1, func() {
+					defer WaitGroupDone(&wg)
+					link(k + 1)
+				})
+			}
+		}
+		m.add(1)
+		CallBegin(0)
+		wg.Add(1)
+		Go(1, func() {
+			defer WaitGroupDone(&wg)
+			link(1)
+		})
+		WaitGroupWait(&wg)
+		CallEnd()
+		m.add(1)
+		p := e.stop()
+
+		links := int64(n * (n + 1) / 2)
+		if p.Work != links+2 {
+			t.Errorf("work %d, want %d", p.Work, links+2)
+		}
+		for _, s := range p.BySite() {
+			if s.Index != 0 {
+				continue
+			}
+			if got := s.OnWork.TopCallSite; got.Count != 1 || got.Work != links {
+				t.Errorf("the call around the chain: top-call-site %+v on work, want 1 invocation of work %d", got, links)
+			}
+		}
+	})
+}

@@ -3,8 +3,10 @@ GO ?= go
 
 .PHONY: test vet fmt lint bench microbench spanvet html-check
 
+# -timeout: cmd/spanprof's tests take 6-7 minutes beside two busy loops on
+# two cores, near go test's default of 10 per package.
 test: fmt vet
-	$(GO) test ./...
+	$(GO) test -timeout 20m ./...
 	$(GO) test -race -run 'Parallel' ./shadow/
 
 vet:

@@ -392,17 +392,10 @@ func (e *engine) parSpawnInline(site SiteID, d uintptr) bool {
 func (e *engine) credit(c *gstate, w int64) {
 	p, seq, depth := c.parent, c.spawnSeq, c.spawnDepth
 	for p != nil && p.dead {
-		if p.hasUp {
-			p, seq, depth = p.up, p.upSeq, p.upDepth
-		} else {
-			p, seq, depth = p.parent, p.spawnSeq, p.spawnDepth
-		}
+		p, seq, depth = p.above()
 	}
 	for r := c.parent; r != nil && r.dead && r != p; {
-		next := r.parent
-		if r.hasUp {
-			next = r.up
-		}
+		next, _, _ := r.above()
 		r.up, r.upSeq, r.upDepth, r.hasUp = p, seq, depth, true
 		r = next
 	}
@@ -415,6 +408,16 @@ func (e *engine) credit(c *gstate, w int64) {
 			return
 		}
 	}
+}
+
+// above returns the next state up from dead state s on credit's walk, with
+// the spawn event and depth the walk carries there: its shortcut if it has
+// one, else its parent.
+func (s *gstate) above() (*gstate, int64, int) {
+	if s.hasUp {
+		return s.up, s.upSeq, s.upDepth
+	}
+	return s.parent, s.spawnSeq, s.spawnDepth
 }
 
 // reap frees the state of an ended goroutine once none of its children is

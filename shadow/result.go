@@ -98,11 +98,7 @@ func (e *engine) joinAtStop(st *gstate) {
 	st.dead = true
 	p := st.parent
 	for p != nil && p.dead {
-		if p.hasUp {
-			p = p.up // credit's shortcut past dead ancestors
-		} else {
-			p = p.parent
-		}
+		p, _, _ = p.above()
 	}
 	if p == nil || len(p.tasks) == 0 {
 		if acc, ok := e.joins.take(unsafe.Pointer(&stopJoin)); ok {

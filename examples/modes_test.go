@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spanprof/spanprof/perf"
-	"github.com/spanprof/spanprof/shadow"
 	"github.com/spanprof/spanprof/spanprofile"
 )
 
@@ -34,12 +34,18 @@ import (
 // share. Otherwise they measure with the default, cpu, which excludes the
 // time other processes take from a profiled thread (go test ./... runs
 // other test binaries beside this one) but not the slowdown they cause
-// while it runs: then each mode runs four times at GOMAXPROCS=1,
-// alternating, on one CPU (onOneCPU); serial mode merges its runs strand by
-// strand as -count does, parallel mode keeps its run of least work (it
-// cannot merge: its strands differ from run to run); and the test allows
-// 40% for work, 50% for span (a single path, more exposed to one slow
-// strand) and 0.15 for a share. (With the raw clock, the work ratios of 11
+// while it runs, nor a change in the CPU's own speed: on this project's
+// 2-vCPU VM, with another package's tests running beside this one (as
+// make test does), serial mode read 60M ns of work for a 512x512 matmul
+// that reads 84-109M alone, and trace mode up to 1.5x more. So the modes
+// run side by side at GOMAXPROCS=1, alternating, on one CPU (onOneCPU), at least four times
+// each, and each keeps its run of least work (noise only adds time). The
+// same estimator on both: parallel mode cannot merge runs strand by strand
+// as -count does (its strands differ from run to run), so serial mode does
+// not either here. Where they disagree after four rounds, more rounds run,
+// up to eight, and the last judgement stands; the test allows 40% for
+// work, 50% for span (a single path, more exposed to one slow strand) and
+// 0.15 for a share. (With the raw clock, the work ratios of 11
 // runs on a busy 2-core VM ranged from 0.49 to 6.3.) The stencil's rows are
 // long enough that a strand is not mostly the cost of starting a goroutine
 // on a thread of its own, which parallel mode's per-thread measure counts
@@ -67,11 +73,11 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and profiles examples")
 	}
-	measure, runs, tolWork, tolSpan, tolShare := perf.Default(), 4, 1.4, 1.5, 0.15
+	measure, minRounds, maxRounds, tolWork, tolSpan, tolShare := perf.Default(), 4, 8, 1.4, 1.5, 0.15
 	runtime.LockOSThread()
 	if m, err := perf.Open(perf.Instructions); err == nil {
 		m.Close()
-		measure, runs, tolWork, tolSpan, tolShare = "instructions", 1, 1.1, 1.15, 0.1
+		measure, minRounds, maxRounds, tolWork, tolSpan, tolShare = "instructions", 1, 1, 1.1, 1.15, 0.1
 	}
 	runtime.UnlockOSThread()
 	t.Logf("measure: %s", measure)
@@ -94,17 +100,12 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 				t.Fatalf("spanprof build ./%s: %v\n%s", tc.name, err, b)
 			}
 			profiles := map[string][]*spanprofile.Profile{}
-			strands := t.TempDir()
-			for i := range runs {
+			var errs []string
+			for round := 1; round <= maxRounds; round++ {
 				for _, mode := range []string{"serial", "parallel"} {
-					out := filepath.Join(dir, fmt.Sprintf("%s%d.pb.gz", mode, i))
+					out := filepath.Join(dir, fmt.Sprintf("%s%d.pb.gz", mode, round))
 					cmd := exec.Command(bin, tc.args...)
 					cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "SPANPROF_MODE="+mode, "SPANPROF_OUT="+out, "SPANPROF_MEASURE="+measure)
-					if mode == "serial" {
-						// As spanprof run -count does: each strand its
-						// shortest over the runs so far.
-						cmd.Env = append(cmd.Env, shadow.EnvStrands+"="+strands, fmt.Sprintf("%s=%d", shadow.EnvRun, i+1))
-					}
 					if b, err := onOneCPU(cmd); err != nil {
 						t.Fatalf("%s mode: %v\n%s", mode, err, b)
 					}
@@ -117,17 +118,28 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 					}
 					profiles[mode] = append(profiles[mode], p)
 				}
+				if round < minRounds {
+					continue
+				}
+				ser, par := leastWork(profiles["serial"]), leastWork(profiles["parallel"])
+				t.Logf("after %d rounds: serial: work %d span %d; parallel: work %d span %d", round, ser.Work, ser.Span, par.Work, par.Span)
+				errs = nil
+				if r := float64(par.Work) / float64(ser.Work); r < 1/tolWork || r > tolWork {
+					errs = append(errs, fmt.Sprintf("work: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Work, ser.Work, r, 100*(tolWork-1)))
+				}
+				if r := float64(par.Span) / float64(ser.Span); r < 1/tolSpan || r > tolSpan {
+					errs = append(errs, fmt.Sprintf("span: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Span, ser.Span, r, 100*(tolSpan-1)))
+				}
+				errs = append(errs, sameCriticalSites("serial", ser, "parallel", par, tolShare)...)
+				errs = append(errs, sameCriticalSites("parallel", par, "serial", ser, tolShare)...)
+				if len(errs) == 0 {
+					return
+				}
+				t.Logf("%d disagreements: %s", len(errs), strings.Join(errs, "; "))
 			}
-			ser, par := profiles["serial"][runs-1], leastWork(profiles["parallel"])
-			t.Logf("serial: work %d span %d; parallel: work %d span %d", ser.Work, ser.Span, par.Work, par.Span)
-			if r := float64(par.Work) / float64(ser.Work); r < 1/tolWork || r > tolWork {
-				t.Errorf("work: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Work, ser.Work, r, 100*(tolWork-1))
+			for _, e := range errs {
+				t.Error(e)
 			}
-			if r := float64(par.Span) / float64(ser.Span); r < 1/tolSpan || r > tolSpan {
-				t.Errorf("span: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Span, ser.Span, r, 100*(tolSpan-1))
-			}
-			sameCriticalSites(t, "serial", ser, "parallel", par, tolShare)
-			sameCriticalSites(t, "parallel", par, "serial", ser, tolShare)
 		})
 	}
 }
@@ -145,8 +157,7 @@ func leastWork(ps []*spanprofile.Profile) *spanprofile.Profile {
 // two recursive calls near the cutoff), the critical path takes either, and
 // the two modes' noise picks differently; the line that bounds the span is
 // then the function's either way.
-func sameCriticalSites(t *testing.T, an string, a *spanprofile.Profile, bn string, b *spanprofile.Profile, tol float64) {
-	t.Helper()
+func sameCriticalSites(an string, a *spanprofile.Profile, bn string, b *spanprofile.Profile, tol float64) []string {
 	shares := func(p *spanprofile.Profile) (map[string]float64, []string) {
 		share := map[string]float64{}
 		for _, s := range p.BySite() {
@@ -165,15 +176,17 @@ func sameCriticalSites(t *testing.T, an string, a *spanprofile.Profile, bn strin
 		}
 		top[f] = true
 	}
+	var errs []string
 	for _, f := range fa {
 		if sa[f] < 0.1 {
 			break
 		}
 		switch {
 		case !top[f]:
-			t.Errorf("%s holds %.0f%% of the span in %s mode but is not among the top 10 in %s mode", f, 100*sa[f], an, bn)
+			errs = append(errs, fmt.Sprintf("%s holds %.0f%% of the span in %s mode but is not among the top 10 in %s mode", f, 100*sa[f], an, bn))
 		case sa[f]-sb[f] > tol || sb[f]-sa[f] > tol:
-			t.Errorf("%s holds %.0f%% of the span in %s mode, %.0f%% in %s mode", f, 100*sa[f], an, 100*sb[f], bn)
+			errs = append(errs, fmt.Sprintf("%s holds %.0f%% of the span in %s mode, %.0f%% in %s mode", f, 100*sa[f], an, 100*sb[f], bn))
 		}
 	}
+	return errs
 }

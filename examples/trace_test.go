@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,49 +99,58 @@ func TestTracePipeline(t *testing.T) {
 }
 
 // TestTraceModeAgreesWithSerial profiles fork/join examples in serial mode
-// and in trace mode and checks that they agree: work within a factor of 2,
-// span within 1.5, parallelism within 2, and the function holding most of
+// and in trace mode and checks that they agree: work and span within a
+// factor of 2, parallelism within 1.5, and the function holding most of
 // serial mode's critical path among trace mode's top three
 // (docs/trace-mode.md).
 //
 // The two modes measure differently. Serial mode runs the program
-// instrumented, every spawn inline, measures each strand's CPU time, takes
-// its shortest over up to 5 runs (-count auto) and subtracts the
-// instrumentation's cost. Trace mode runs the program as written and sees
-// one real schedule: a strand is the time its goroutine held a P (CPU
-// samples cut pieces longer than the sampling period to what the thread
-// ran), a wait that did not block leaves no edge, and stacks and inlined
-// frames differ (quicksort's mix, inlined into randomInts, is a function of
-// its own). Both run on one CPU, as TestParallelModeAgreesWithSerial does
-// (this VM's two vCPUs run one loop in 5.9 and 8.4 ms), trace mode at
-// GOMAXPROCS=1, nearest to serial mode's one thread: goroutines do not
-// slow each other on sibling hyperthreads, and nearly every wait blocks.
-// Unpinned, at the VM's load, one program's CPU time varied by 1.5x between
-// runs (quicksort 215 and 322 ms) and spans by 1.8x; pinned, three trace
-// runs agreed within 8%, and each of work and span is taken as its least
-// over them, as -count does for serial mode (noise only adds time).
-// Measured so, trace against serial: work 0.65 (quicksort: its instrumented
-// build does not inline partition's helpers, 35.7 ms of partition against
-// 11 as written), 1.04 (matmul), 1.03 (fib); span 0.89, 1.10, 1.05;
-// parallelism 0.73, 0.95, 0.99. The inputs make spans of 30 to 50 ms, so
-// that a millisecond's hiccup on the critical path does not count.
+// instrumented, every spawn inline, measures each strand's CPU time and
+// subtracts the instrumentation's cost. Trace mode runs the program as
+// written and sees one real schedule: a strand is the time its goroutine
+// held a P (CPU samples cut pieces longer than the sampling period to what
+// the thread ran), a wait that did not block leaves no edge, and stacks and
+// inlined frames differ (quicksort's mix, inlined into randomInts, is a
+// function of its own). Both run on one CPU, as
+// TestParallelModeAgreesWithSerial does (this VM's two vCPUs run one loop
+// in 5.9 and 8.4 ms), trace mode at GOMAXPROCS=1, nearest to serial mode's
+// one thread: goroutines do not slow each other on sibling hyperthreads,
+// and nearly every wait blocks. Unpinned, at the VM's load, one program's
+// CPU time varied by 1.5x between runs (quicksort 215 and 322 ms) and
+// spans by 1.8x; pinned, three trace runs agreed within 8%. Measured so,
+// trace against serial: work 0.65 (quicksort: its instrumented build does
+// not inline partition's helpers, 35.7 ms of partition against 11 as
+// written), 1.04 (matmul), 1.03 (fib); span 0.89, 1.10, 1.05; parallelism
+// 0.73, 0.95, 0.99. The inputs make spans of 30 to 50 ms, so that a
+// millisecond's hiccup on the critical path does not count.
 //
-// A busy machine decides a traced run's numbers, not trace mode: under
-// make test, which runs the other packages' tests beside this one, the
-// goroutines held their P 3 to 10 times as long as the program used the
+// A busy machine decides a run's numbers, not its mode. Under make test,
+// which runs the other packages' tests beside this one, the goroutines of
+// a traced run held their P up to 10 times as long as the program used the
 // CPU, and work and span read 2 to 6 times serial mode's. The run says so
 // itself (its CPU time against the time its goroutines held a P, from the
-// program's rusage), so only runs in which that ratio is at most 1.25 are
-// compared, and with none the comparison is skipped, saying why. What holds
-// however busy the machine is, is checked on every run: at GOMAXPROCS=1
-// the work is at most the trace's duration (it would exceed it if time
-// blocked were counted, as parents wait while their children run), and
-// the span at most the work.
+// program's rusage), so only trace runs in which that ratio is at most
+// 1.25 are compared, and with none the comparison is skipped, saying why.
+// The CPU's own speed changes too, unseen by any measure of CPU time: with
+// another package's tests beside this one, serial mode read a 512x512
+// matmul's work as 60M ns (84-109M alone) and quiet trace runs read it as
+// 79-103M. So the modes run side by side, one run each per round (serial
+// mode with -count 1), and each of work and span is taken as its least
+// over each mode's runs, the same estimator for both (noise only adds
+// time); where they disagree after three rounds, more rounds run, up to
+// six, and the last judgement stands. Even so, a quiet trace run read 1.36
+// times its serial neighbour's work and 1.41 times its span, the same
+// parallelism (1.79 and 1.85): a change of speed scales work and span
+// alike. So parallelism, a ratio, is held within 1.5, and work and span
+// within 2. What holds however busy the machine is, is checked on every
+// run: at GOMAXPROCS=1 the work is at most the trace's duration (it would
+// exceed it if time blocked were counted, as parents wait while their
+// children run), and the span at most the work.
 func TestTraceModeAgreesWithSerial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and profiles examples")
 	}
-	const tolWork, tolSpan, tolPar = 2.0, 1.5, 2.0
+	const minRounds, maxRounds = 3, 6
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -150,73 +160,94 @@ func TestTraceModeAgreesWithSerial(t *testing.T) {
 		{"fib", []string{"-n", "40", "-cutoff", "35"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "serial.pb.gz")
-			cmd := exec.Command(spanprofBin, append([]string{"run", "-o", out, "./" + tc.name, "--"}, tc.args...)...)
-			if b, err := onOneCPU(cmd); err != nil {
-				t.Fatalf("spanprof run ./%s: %v\n%s", tc.name, err, b)
-			}
-			ser, err := spanprofile.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// As -count does for serial mode: noise only adds time, so
-			// each of work and span is its least over the quiet runs.
-			var runs []*spanprofile.Profile
+			var sers, runs []*spanprofile.Profile
 			var held []float64
-			for i := range 3 {
+			var errs []string
+			for round := 1; round <= maxRounds; round++ {
+				out := filepath.Join(t.TempDir(), "serial.pb.gz")
+				cmd := exec.Command(spanprofBin, append([]string{"run", "-count", "1", "-o", out, "./" + tc.name, "--"}, tc.args...)...)
+				if b, err := onOneCPU(cmd); err != nil {
+					t.Fatalf("spanprof run ./%s: %v\n%s", tc.name, err, b)
+				}
+				ser, err := spanprofile.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sers = append(sers, ser)
 				p := traced(t, []string{"GOMAXPROCS=1"}, true, tc.name, tc.args...)
 				h := heldOverCPU(p)
-				t.Logf("trace run %d: work %d span %d parallelism %.2f; the goroutines held a P %.2fx the CPU time", i+1, p.Work, p.Span, p.Parallelism(), h)
+				t.Logf("round %d: serial: work %d span %d; trace: work %d span %d parallelism %.2f, the goroutines held a P %.2fx the CPU time",
+					round, ser.Work, ser.Span, p.Work, p.Span, p.Parallelism(), h)
 				if slack := p.Trace.Duration / 100; p.Work > p.Trace.Duration+slack || p.Span > p.Work {
-					t.Errorf("trace run %d: work %d, span %d, in %d ns at GOMAXPROCS=1: want span <= work <= duration", i+1, p.Work, p.Span, p.Trace.Duration)
+					t.Errorf("trace round %d: work %d, span %d, in %d ns at GOMAXPROCS=1: want span <= work <= duration", round, p.Work, p.Span, p.Trace.Duration)
 				}
 				held = append(held, h)
 				if h <= maxHeld {
 					runs = append(runs, p)
 				}
+				if round < minRounds || len(runs) == 0 {
+					continue
+				}
+				if errs = agree(sers, runs); len(errs) == 0 {
+					return
+				}
+				t.Logf("%d disagreements: %s", len(errs), strings.Join(errs, "; "))
 			}
 			if len(runs) == 0 {
 				t.Skipf("the machine was too busy to compare: in every run the goroutines held a P more than %.2fx the program's CPU time (%.2f)", maxHeld, held)
 			}
-			tr := slices.MinFunc(runs, func(a, b *spanprofile.Profile) int { return cmp.Compare(a.Work, b.Work) })
-			work := float64(tr.Work)
-			span := float64(slices.MinFunc(runs, func(a, b *spanprofile.Profile) int { return cmp.Compare(a.Span, b.Span) }).Span)
-			t.Logf("serial: work %d span %d parallelism %.2f; trace: work %.0f span %.0f parallelism %.2f",
-				ser.Work, ser.Span, ser.Parallelism(), work, span, work/span)
-			for _, c := range []struct {
-				what string
-				t, s float64
-				tol  float64
-			}{
-				{"work", work, float64(ser.Work), tolWork},
-				{"span", span, float64(ser.Span), tolSpan},
-				{"parallelism", work / span, ser.Parallelism(), tolPar},
-			} {
-				if r := c.t / c.s; r < 1/c.tol || r > c.tol {
-					t.Errorf("%s: trace mode %.4g, serial mode %.4g (ratio %.2f), want within a factor of %.1f", c.what, c.t, c.s, r, c.tol)
-				}
-			}
-			// Serial mode's sites are calls and spawns named by the
-			// function they call; its local span on span is that
-			// function's own time on the critical path.
-			own := map[string]int64{}
-			for _, s := range ser.BySite() {
-				own[s.Site.Func] += s.OnSpan.Local.Span
-			}
-			serTop := ""
-			for f, v := range own {
-				if serTop == "" || v > own[serTop] || v == own[serTop] && f < serTop {
-					serTop = f
-				}
-			}
-			funcs := report.Functions(slices.MinFunc(runs, func(a, b *spanprofile.Profile) int { return cmp.Compare(a.Span, b.Span) }))
-			var top []string
-			for i := 0; i < len(funcs) && i < 3; i++ {
-				top = append(top, funcs[i].Func)
-			}
-			if !slices.Contains(top, serTop) {
-				t.Errorf("serial mode's critical path is mostly %s; trace mode's top three are %v", serTop, top)
+			for _, e := range errs {
+				t.Error(e)
 			}
 		})
 	}
+}
+
+// agree compares serial and trace runs of one program as
+// TestTraceModeAgreesWithSerial says, and returns the disagreements.
+func agree(sers, runs []*spanprofile.Profile) []string {
+	const tolWork, tolSpan, tolPar = 2.0, 2.0, 1.5
+	least := func(ps []*spanprofile.Profile, v func(*spanprofile.Profile) int64) *spanprofile.Profile {
+		return slices.MinFunc(ps, func(a, b *spanprofile.Profile) int { return cmp.Compare(v(a), v(b)) })
+	}
+	work := func(p *spanprofile.Profile) int64 { return p.Work }
+	span := func(p *spanprofile.Profile) int64 { return p.Span }
+	sw, ss := float64(least(sers, work).Work), float64(least(sers, span).Span)
+	tw, ts := float64(least(runs, work).Work), float64(least(runs, span).Span)
+	var errs []string
+	for _, c := range []struct {
+		what string
+		t, s float64
+		tol  float64
+	}{
+		{"work", tw, sw, tolWork},
+		{"span", ts, ss, tolSpan},
+		{"parallelism", tw / ts, sw / ss, tolPar},
+	} {
+		if r := c.t / c.s; r < 1/c.tol || r > c.tol {
+			errs = append(errs, fmt.Sprintf("%s: trace mode %.4g, serial mode %.4g (ratio %.2f), want within a factor of %.1f", c.what, c.t, c.s, r, c.tol))
+		}
+	}
+	// Serial mode's sites are calls and spawns named by the function they
+	// call; its local span on span is that function's own time on the
+	// critical path.
+	own := map[string]int64{}
+	for _, s := range least(sers, span).BySite() {
+		own[s.Site.Func] += s.OnSpan.Local.Span
+	}
+	serTop := ""
+	for f, v := range own {
+		if serTop == "" || v > own[serTop] || v == own[serTop] && f < serTop {
+			serTop = f
+		}
+	}
+	funcs := report.Functions(least(runs, span))
+	var top []string
+	for i := 0; i < len(funcs) && i < 3; i++ {
+		top = append(top, funcs[i].Func)
+	}
+	if !slices.Contains(top, serTop) {
+		errs = append(errs, fmt.Sprintf("serial mode's critical path is mostly %s; trace mode's top three are %v", serTop, top))
+	}
+	return errs
 }

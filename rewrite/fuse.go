@@ -30,7 +30,14 @@ import (
 // and the call's function value, receiver, arguments and the left side of
 // its assignment make no call and no receive (forkjoin's events: not
 // builtins or conversions), so that nothing but the call runs in the
-// child. The call is one that would be instrumented (a function of the
+// child, but for calls of leaf helpers: functions of the package that the
+// compiler inlines, with no loop and no call or receive of their own
+// (matmul's x(c, 0, 1), lu's m.quad(0, 1, h), the accessors that pick a
+// block of a matrix). Those are no sites in any case, and run a few
+// instructions in whichever strand evaluates them, so the spawn's row
+// still measures the call, and the fork/join codes that divide their data
+// this way (matmul, lu, strassen, fft, cholesky) lose two events per spawn
+// too. The call is one that would be instrumented (a function of the
 // package that planCall keeps, or a call into another package that
 // planext.go admits); one that would not be stays as it is, and the spawn
 // keeps the literal's name. A parlib loop's body is never fused: it runs
@@ -53,7 +60,7 @@ func (pl *planner) fuseCall(s, t *forkjoin.Spawn, calls map[*ast.CallExpr]*forkj
 	if t.Lit == nil || t.Lit.Body == nil || s.Kind == forkjoin.ParlibFor {
 		return nil
 	}
-	call := pl.lonelyCall(t, t.Lit.Body.List)
+	call := pl.lonelyCall(t, t.Lit.Body.List, func(x *ast.CallExpr) bool { return pl.leafCall(x, calls) })
 	if call == nil {
 		return nil
 	}
@@ -69,7 +76,8 @@ func (pl *planner) fuseCall(s, t *forkjoin.Spawn, calls map[*ast.CallExpr]*forkj
 
 // lonelyCall returns the one call that the statements of spawn t's
 // literal make, where they have the shape that fuseCall accepts, or nil.
-func (pl *planner) lonelyCall(t *forkjoin.Spawn, list []ast.Stmt) *ast.CallExpr {
+// leaf reports the calls that its operands may make.
+func (pl *planner) lonelyCall(t *forkjoin.Spawn, list []ast.Stmt, leaf func(*ast.CallExpr) bool) *ast.CallExpr {
 	if len(list) > 0 && pl.isDeferredDone(t, list[0]) {
 		list = list[1:]
 	}
@@ -107,17 +115,56 @@ func (pl *planner) lonelyCall(t *forkjoin.Spawn, list []ast.Stmt) *ast.CallExpr 
 	if !ok || !pl.isEvent(call) {
 		return nil
 	}
-	// Nothing else may run in the child: no call or receive in the
-	// function value, receiver or arguments, nor on the left side.
-	if pl.hasEvent(call.Fun) {
+	// Nothing else may run in the child: no call but of a leaf helper,
+	// and no receive, in the function value, receiver or arguments, nor
+	// on the left side.
+	if pl.hasEventBut(call.Fun, leaf) {
 		return nil
 	}
 	for _, e := range append(lhs, call.Args...) {
-		if pl.hasEvent(e) {
+		if pl.hasEventBut(e, leaf) {
 			return nil
 		}
 	}
 	return call
+}
+
+// leafCall reports whether call x is of a leaf helper (see Spawns of one
+// call, above): a call that may become a site (calls) of a function of the
+// package whose body the compiler inlines and that neither loops nor
+// calls nor receives.
+func (pl *planner) leafCall(x *ast.CallExpr, calls map[*ast.CallExpr]*forkjoin.Call) bool {
+	c := calls[x]
+	if c == nil || c.Callee == nil || c.Callee.Node == nil || pl.skipCall(c) != skipInlined {
+		return false
+	}
+	var body *ast.BlockStmt
+	switch n := c.Callee.Node.(type) {
+	case *ast.FuncDecl:
+		body = n.Body
+	case *ast.FuncLit:
+		body = n.Body
+	}
+	if body == nil {
+		return false
+	}
+	leaf := true
+	ast.Inspect(body, func(n ast.Node) bool {
+		if !leaf {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case ast.Expr:
+			if pl.hasEvent(x) {
+				leaf = false
+			}
+			return false
+		}
+		return true
+	})
+	return leaf
 }
 
 // isDeferredDone reports whether st is defer wg.Done(), a join

@@ -529,6 +529,12 @@ func (pl *planner) isEvent(e ast.Expr) bool {
 // (isEvent). The bodies of function literals are not evaluated, nor are the
 // operands of constant expressions (unsafe.Sizeof(g())) or types.
 func (pl *planner) hasEvent(e ast.Expr) bool {
+	return pl.hasEventBut(e, nil)
+}
+
+// hasEventBut is hasEvent, but for the calls that but reports (whose
+// operands it still inspects); but may be nil.
+func (pl *planner) hasEventBut(e ast.Expr, but func(*ast.CallExpr) bool) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		if found {
@@ -542,6 +548,9 @@ func (pl *planner) hasEvent(e ast.Expr) bool {
 				return false
 			}
 			if pl.isEvent(x) {
+				if c, ok := x.(*ast.CallExpr); ok && but != nil && but(c) {
+					return true
+				}
 				found = true
 				return false
 			}

@@ -64,6 +64,18 @@ func get(t *tree) *tree {
 	return t
 }
 
+// half and (*tree).leftOf are leaf helpers: the compiler inlines them and
+// they neither loop nor call, so a spawn's operands may call them.
+func half(n int) int { return n / 2 }
+
+func (t *tree) leftOf() *tree { return t.left }
+
+// twice is inlined too, but calls.
+func twice(n int) int { return work(n) + work(n) }
+
+// first is inlined too, but receives.
+func first(ch chan int) int { return <-ch }
+
 func fib(n int) int {
 	if n < 2 {
 		return n
@@ -113,6 +125,8 @@ func fused(t *tree, xs []int) {
 	for i := range out[:2] {
 		wg.Go(func() { out[i] += work(i) }) // fused main.work
 	}
+	wg.Go(func() { e = work(half(len(xs))) }) // fused main.work
+	wg.Go(func() { t.leftOf().walk() })       // fused main.(*tree).walk
 	wg.Add(3)
 	go func(lo, hi int) { defer wg.Done(); c = work(hi - lo) }(2, 30) // fused main.work
 	go func() { defer wg.Done(); slices.Sort(xs); return }()          // fused slices.Sort
@@ -141,12 +155,16 @@ func kept(t *tree, xs []int) {
 	var a, b, c, d, e int
 	ch := make(chan int, 1)
 	ch <- 5
+	ch2 := make(chan int, 1)
+	ch2 <- 6
 	out := make([]int, 3)
 	wg.Go(func() { work(1); work(2) })       // kept main.work main.work: two statements
 	wg.Go(func() { a = work(work(3)) })      // kept main.work main.work: an argument calls
 	wg.Go(func() { get(t).walk() })          // kept main.get main.(*tree).walk: the receiver calls
 	wg.Go(func() { out[work(0)] = work(4) }) // kept main.work main.work: the left side calls
 	wg.Go(func() { b = work(<-ch) })         // kept main.work: an argument receives
+	wg.Go(func() { _ = work(twice(2)) })     // kept main.work: an argument's helper calls
+	wg.Go(func() { _ = work(first(ch2)) })   // kept main.work: an argument's helper receives
 	wg.Go(func() {                           // kept main.work: a call in a loop
 		for i := range 3 {
 			c += work(i)

@@ -48,8 +48,8 @@ var watched atomic.Pointer[string]
 // or a system call could still wake the others, so the watchdog then does
 // nothing: it never stops a program that might go on.
 //
-// The watchdog sleeps in a system call (pause), not on a Go timer: a timer
-// of its own would hide whether the program has one.
+// The watchdog sleeps on a timerfd in the poller (pause), not on a Go
+// timer: a timer of its own would hide whether the program has one.
 
 const (
 	watchInterval = 100 * time.Millisecond
@@ -104,7 +104,7 @@ func watch() {
 		if d.key != last {
 			last, since, quiet = d.key, time.Now(), 0
 		}
-		if pendingTimers() == 0 {
+		if settledTimers() == 0 {
 			quiet++
 		} else {
 			quiet = 0

@@ -58,6 +58,10 @@ type plan struct {
 	spawnRows map[*forkjoin.Spawn]spawnRow
 	// fused are the calls that a spawn's site stands for (fuse.go).
 	fused map[*ast.CallExpr]bool
+	// doneLast are the Done calls that are a spawned child's last action,
+	// and glues the call ends that a wait follows directly (glue.go).
+	doneLast map[*ast.CallExpr]bool
+	glues    []glue
 }
 
 // A planner decides the plan of one unit from its index and forkjoin's

@@ -13,6 +13,8 @@ func (e *engine) SpawnBegin(site SiteID)      { e.spawnBeginAt(site, noDepth) }
 func (e *engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
 func (e *engine) Done(obj unsafe.Pointer)     { e.doneAt(obj, noDepth) }
 func (e *engine) Wait(obj unsafe.Pointer)     { e.waitAt(obj, noDepth) }
+func (e *engine) CallEndGlue()                { e.callEndGlueAt(noDepth) }
+func (e *engine) DoneLast(obj unsafe.Pointer) { e.doneLastAt(obj, noDepth) }
 
 // spawnBegin marks a spawn at site whose child runs next, inline, in every
 // mode; spawnEnd marks its return, which signals obj (nil: nothing).

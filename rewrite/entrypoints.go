@@ -28,6 +28,7 @@ const (
 	rtLeave4      = "Leave4"      // 4 results
 	rtLeaveGlue   = "LeaveGlue"   // Leave right before a wait (glue.go)
 	rtCallEndGlue = "CallEndGlue" // CallEnd right before a wait
+	rtGlued       = "Glued"       // Glued(S): a spawn's site, the child's end right before a call's begin
 
 	// Spawns, join contributions and waits, by idiom.
 	rtGo                = "Go"                // go f(x)
@@ -93,6 +94,7 @@ var entryPoints = map[string]string{
 	rtLeave4:      "func[A any, B any, C any, D any](A, B, C, D) (A, B, C, D)",
 	rtLeaveGlue:   "func[T any](Entered, T) T",
 	rtCallEndGlue: "func()",
+	rtGlued:       "func(SiteID) SiteID",
 
 	rtGo:                "func(SiteID, func())",
 	rtWaitGroupGo:       "func(SiteID, *sync.WaitGroup, func())",

@@ -143,6 +143,7 @@ func (pl *planner) firstWait(s ast.Stmt) *ast.CallExpr {
 // planGlues glues the noted call ends whose wait was planned as one and
 // where the plan inserts nothing between them.
 func (pl *planner) planGlues() {
+	pl.planSpawnGlues()
 	for _, g := range pl.glues {
 		h, ok := pl.edits[g.wait].(helperCall)
 		if !ok {
@@ -171,6 +172,66 @@ func (pl *planner) planGlues() {
 		g.end.X = rtCall(rtCallEndGlue)
 		pl.stats.Glued++
 	}
+}
+
+// planSpawnGlues marks the site of each noted spawn statement as Glued
+// where the next statement's first event is the begin of an instrumented
+// call: a Leave(Enter(S), f(x)) that is the statement's whole right side
+// or the statement, or a CallBegin statement inserted before it.
+func (pl *planner) planSpawnGlues() {
+	for _, s := range pl.spawnGlues {
+		next := pl.nextStmt(s)
+		if next == nil || len(pl.after[s]) > 0 || !pl.beginsWithCall(next) {
+			continue
+		}
+		var node ast.Node = s
+		if x, ok := s.(*ast.ExprStmt); ok {
+			node = ast.Unparen(x.X)
+		}
+		switch e := pl.edits[node].(type) {
+		case goSpawn:
+			e.site = rtCall(rtGlued, dst.Clone(e.site).(dst.Expr))
+			pl.edits[node] = e
+		case helperCall:
+			e.site = rtCall(rtGlued, dst.Clone(e.site).(dst.Expr))
+			pl.edits[node] = e
+		default:
+			continue
+		}
+		pl.stats.Glued++
+	}
+}
+
+// beginsWithCall reports whether the first event statement s makes, as
+// planned, is the begin of an instrumented call.
+func (pl *planner) beginsWithCall(s ast.Stmt) bool {
+	if before := pl.before[s]; len(before) > 0 {
+		x, ok := before[0].(*dst.ExprStmt)
+		if !ok {
+			return false
+		}
+		call, ok := x.X.(*dst.CallExpr)
+		if !ok {
+			return false
+		}
+		sel, ok := call.Fun.(*dst.SelectorExpr)
+		return ok && sel.Sel.Name == rtCallBegin
+	}
+	var x ast.Expr
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		x = s.X
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 && onlyIdents(s.Lhs) {
+			x = s.Rhs[0]
+		}
+	}
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	e, ok := pl.edits[call].(leaveCall)
+	return ok && e.enter != nil
 }
 
 // noteDoneLast notes the Done of go statement s that is its child's last

@@ -135,6 +135,7 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn, calls map[*ast.CallExpr]*forkjoi
 	switch s.Kind {
 	case forkjoin.GoStmt:
 		pl.noteDoneLast(s)
+		pl.spawnGlues = append(pl.spawnGlues, s.Node.(ast.Stmt))
 		e := goSpawn{site: site, stableFun: pl.stable(s.Call.Fun)}
 		for _, a := range s.Call.Args {
 			e.stableArgs = append(e.stableArgs, pl.stable(a))
@@ -148,6 +149,11 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn, calls map[*ast.CallExpr]*forkjoi
 			forkjoin.ParlibGroupSpawn: rtParlibGroupSpawn,
 		}[s.Kind]
 		pl.edits[s.Node] = helperCall{helper: rt(helper), site: site, recv: pl.receiverOf(s.Call)}
+		if s.Kind == forkjoin.WaitGroupGo || s.Kind == forkjoin.ErrgroupGo {
+			if st, ok := pl.up(s.Node).(*ast.ExprStmt); ok {
+				pl.spawnGlues = append(pl.spawnGlues, st)
+			}
+		}
 	case forkjoin.ParlibSpawn:
 		pl.edits[s.Node] = helperCall{helper: rt(rtParlibSpawn), site: site, fun: true}
 	case forkjoin.ParlibDo, forkjoin.ParlibFor:

@@ -62,6 +62,9 @@ type plan struct {
 	// and glues the call ends that a wait follows directly (glue.go).
 	doneLast map[*ast.CallExpr]bool
 	glues    []glue
+	// spawnGlues are the spawn statements whose child's end may be glued
+	// to the call after them (glue.go).
+	spawnGlues []ast.Stmt
 }
 
 // A planner decides the plan of one unit from its index and forkjoin's

@@ -31,7 +31,14 @@ import (
 //     the one frame) had the strand between them been empty. One event of
 //     three per spawn of go func() { defer wg.Done(); f() }().
 //
-// Parallel accounting takes both as the plain events.
+//   - A glued spawn (Glued(site) as the site of Go, WaitGroupGo or
+//     GroupGo) is followed directly by the begin of an instrumented call:
+//     go func() { defer wg.Done(); qsort(a[:p]) }(); qsort(a[p:]), or
+//     g.Go(...); y := fib(n-2). Its child's end, inline, leaves the
+//     measure unread as a glued call end does, and the call's begin reads
+//     it once for both: two more reads per fib node.
+//
+// Parallel accounting takes all of them as the plain events.
 
 // callEndGlueAt is callEndAt that leaves the measure unread: the
 // goroutine's next event comes with no code between (glued).
@@ -64,6 +71,33 @@ func (e *engine) doneLastAt(obj unsafe.Pointer, d uintptr) {
 		return
 	}
 	e.doneAt(obj, d)
+}
+
+// glueBit marks a spawn's site as glued (Glued): no site table comes
+// near 2^30 sites.
+const glueBit SiteID = 1 << 30
+
+// Glued marks spawn site s as followed directly by the begin of an
+// instrumented call; Go, WaitGroupGo and GroupGo take it as their site.
+func Glued(s SiteID) SiteID { return s | glueBit }
+
+// unglue splits a spawn's site from its glue mark.
+func unglue(s SiteID) (SiteID, bool) { return s &^ glueBit, s&glueBit != 0 }
+
+// spawnEndGlueAt is spawnEndAt that leaves the measure unread: the
+// goroutine's next event comes with no code between (glued).
+func (e *engine) spawnEndGlueAt(obj unsafe.Pointer, d uintptr) {
+	st := e.cur
+	e.tick()
+	e.unwindTo(d)
+	if n := len(st.frames) - 1; len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
+		e.spawnEnd(obj)
+	} else {
+		e.note(whyUnmatched, 0, -1)
+	}
+	if e.twoReads {
+		st.glued = true
+	}
 }
 
 // LeaveGlue is Leave where the goroutine's next event follows with no code

@@ -452,18 +452,24 @@ func (rn *runner) run(f int, param *joinObj, depth int) {
 			}
 			rn.each(func(e events) { e.SpawnBegin(site) })
 			rn.run(o.callee, locals[o.pass], depth+1)
+			// A call's begin follows the child's end directly where the
+			// next op is a call that has the depth and fuel to be one.
+			end := func(e events, obj unsafe.Pointer) { e.SpawnEnd(obj) }
+			if rn.glue && i+1 < len(ops) && ops[i+1].kind == opCall && depth < rn.p.maxDepth && rn.fuel > 1 {
+				end = func(e events, obj unsafe.Pointer) { glued(e).SpawnEndGlue(obj) }
+			}
 			switch o.kind {
 			case opSpawnReturn:
-				rn.each(func(e events) { e.SpawnEnd(obj) })
+				rn.each(func(e events) { end(e, obj) })
 			case opSpawnDone:
 				if rn.glue {
 					rn.each(func(e events) { glued(e).DoneLast(obj) })
 				} else {
 					rn.each(func(e events) { e.Done(obj) })
 				}
-				rn.each(func(e events) { e.SpawnEnd(nil) })
+				rn.each(func(e events) { end(e, nil) })
 			case opSpawnFree:
-				rn.each(func(e events) { e.SpawnEnd(nil) })
+				rn.each(func(e events) { end(e, nil) })
 			}
 		}
 	}
@@ -513,13 +519,15 @@ func checkAgainstOracleGlued(t *testing.T, seed uint64, glue bool) {
 // plain ones, with the empty strand between.
 type glueEvents interface {
 	CallEndGlue()
+	SpawnEndGlue(unsafe.Pointer)
 	DoneLast(unsafe.Pointer)
 }
 
 func glued(e events) glueEvents { return e.(glueEvents) }
 
-func (o *oracle) CallEndGlue()                { o.CallEnd() }
-func (o *oracle) DoneLast(obj unsafe.Pointer) { o.Done(obj) }
+func (o *oracle) SpawnEndGlue(obj unsafe.Pointer) { o.SpawnEnd(obj) }
+func (o *oracle) CallEndGlue()                    { o.CallEnd() }
+func (o *oracle) DoneLast(obj unsafe.Pointer)     { o.Done(obj) }
 
 // compareWithOracle checks every number of a profile against the oracle's.
 func compareWithOracle(t *testing.T, seed uint64, got *spanprofile.Profile, want oResult) {
@@ -556,8 +564,8 @@ func compareWithOracle(t *testing.T, seed uint64, got *spanprofile.Profile, want
 // TestOracleGluedEvents: the random programs with the events that have
 // nothing between them glued (glue.go) give every number the oracle
 // computes from the plain event stream, where the strand between them is
-// empty: a call's end right before a wait reads the measure once for both,
-// and a Done that is the child's last action is taken by the child's end.
+// empty: a call's end right before a wait, or a child's end right before a
+// call, reads the measure once for both, and a Done that is the child's last action is taken by the child's end.
 func TestOracleGluedEvents(t *testing.T) {
 	n := 20000
 	if testing.Short() {

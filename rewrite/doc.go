@@ -66,6 +66,11 @@
 // wg.Done(); f(a) }()) keeps its call as written: the spawn's site stands
 // for the call and is named by its callee (fuse.go).
 //
+// Two events with nothing between them are glued (glue.go): the end of a
+// call whose statement a wait follows directly is LeaveGlue or CallEndGlue
+// (y := LeaveGlue(Enter(S), f(a)); GroupWait(g)), and a defer wg.Done()
+// first in a go statement's literal is WaitGroupDoneLast(&wg).
+//
 // A go statement evaluates its function value and arguments before it
 // spawns; so does the rewrite, into temporaries, except for what cannot
 // change before the closure runs (constants, nil, function literals, names

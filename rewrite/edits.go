@@ -94,13 +94,18 @@ func (p *receiverPath) apply(call *dst.CallExpr) (dst.Expr, []dst.Expr) {
 type leaveCall struct {
 	results int
 	enter   dst.Expr
+	glue    bool // LeaveGlue: a wait follows with nothing between (glue.go)
 }
 
 func (e leaveCall) apply(c *dstutil.Cursor) dst.Node {
 	call := c.Node().(*dst.CallExpr)
 	w := rtCall(rtLeaveN[e.results], call)
 	if e.enter != nil {
-		w = rtCall(rtLeave, rtCall(rtEnter, e.enter), call)
+		leave := rtLeave
+		if e.glue {
+			leave = rtLeaveGlue
+		}
+		w = rtCall(leave, rtCall(rtEnter, e.enter), call)
 	}
 	*w.Decorations() = call.Decs.NodeDecs
 	call.Decs.NodeDecs = dst.NodeDecs{}

@@ -50,6 +50,7 @@ func (pl *planner) planUnit() *plan {
 		calls[c.Node] = c
 	}
 	pl.fused = make(map[*ast.CallExpr]bool)
+	pl.doneLast = make(map[*ast.CallExpr]bool)
 	slices.SortStableFunc(items, func(a, b item) int { return forkjoin.ComparePos(pl.fset, a.pos, b.pos) })
 	for _, it := range items {
 		if pl.fileOf(it.pos) == nil {
@@ -73,6 +74,7 @@ func (pl *planner) planUnit() *plan {
 	for _, w := range pl.res.Waits {
 		pl.planWait(w)
 	}
+	pl.planGlues()
 	pl.planLimits()
 	pl.planSemaphores()
 	pl.planProgram()
@@ -132,6 +134,8 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn, calls map[*ast.CallExpr]*forkjoi
 	site := sites[0]
 	switch s.Kind {
 	case forkjoin.GoStmt:
+		pl.noteDoneLast(s)
+		pl.spawnGlues = append(pl.spawnGlues, s.Node.(ast.Stmt))
 		e := goSpawn{site: site, stableFun: pl.stable(s.Call.Fun)}
 		for _, a := range s.Call.Args {
 			e.stableArgs = append(e.stableArgs, pl.stable(a))
@@ -145,6 +149,11 @@ func (pl *planner) planSpawn(s *forkjoin.Spawn, calls map[*ast.CallExpr]*forkjoi
 			forkjoin.ParlibGroupSpawn: rtParlibGroupSpawn,
 		}[s.Kind]
 		pl.edits[s.Node] = helperCall{helper: rt(helper), site: site, recv: pl.receiverOf(s.Call)}
+		if s.Kind == forkjoin.WaitGroupGo || s.Kind == forkjoin.ErrgroupGo {
+			if st, ok := pl.up(s.Node).(*ast.ExprStmt); ok {
+				pl.spawnGlues = append(pl.spawnGlues, st)
+			}
+		}
 	case forkjoin.ParlibSpawn:
 		pl.edits[s.Node] = helperCall{helper: rt(rtParlibSpawn), site: site, fun: true}
 	case forkjoin.ParlibDo, forkjoin.ParlibFor:
@@ -177,8 +186,11 @@ func (pl *planner) planSignal(sig *forkjoin.Signal) {
 		return
 	}
 	helper := rtWaitGroupDone
-	if sig.Kind == forkjoin.Add {
+	switch {
+	case sig.Kind == forkjoin.Add:
 		helper = rtWaitGroupAdd
+	case pl.doneLast[call]:
+		helper = rtWaitGroupDoneLast // the child's last action (glue.go)
 	}
 	pl.stats.Signals++
 	pl.edits[call] = helperCall{helper: rt(helper), recv: pl.receiverOf(call)}

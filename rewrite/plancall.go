@@ -261,6 +261,7 @@ func (pl *planner) planValueCall(c *forkjoin.Call, after ast.Expr, why string) {
 	} else {
 		pl.argsInside(c, why)
 		e.enter = site
+		pl.noteGlue(c.Node, pl.up(c.Node), nil)
 	}
 	pl.edits[c.Node] = e
 }
@@ -280,7 +281,11 @@ func (pl *planner) planStmtCall(c *forkjoin.Call, p *ast.ExprStmt, after ast.Exp
 		pl.argsInside(c, why)
 		pl.before[p] = append(pl.before[p], &dst.ExprStmt{X: rtCall(rtCallBegin, site)})
 	}
-	pl.after[p] = append(pl.after[p], &dst.ExprStmt{X: rtCall(rtCallEnd)})
+	end := &dst.ExprStmt{X: rtCall(rtCallEnd)}
+	if len(pl.after[p]) == 0 {
+		pl.noteGlue(c.Node, p, end)
+	}
+	pl.after[p] = append(pl.after[p], end)
 }
 
 // planMultiCall instruments a call with n results, n > 1, that is the one

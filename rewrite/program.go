@@ -113,6 +113,8 @@ type Stats struct {
 	// CallsFused counts the calls that a spawned literal is made of, not
 	// instrumented apart: the spawn's site stands for them (fuse.go).
 	CallsFused int
+	// Glued counts the call ends glued to the wait after them (glue.go).
+	Glued int
 	// CallsSkipped counts the calls not instrumented, by reason: the
 	// compiler inlines the callee, a deferred call, code that runs on a
 	// goroutine serial mode does not profile, a position where no statement
@@ -144,6 +146,7 @@ func (s *Stats) add(t Stats) {
 	s.Semaphores += t.Semaphores
 	s.CallsOut += t.CallsOut
 	s.CallsFused += t.CallsFused
+	s.Glued += t.Glued
 	s.CallsArgsInside += t.CallsArgsInside
 	s.LeftOut = append(s.LeftOut, t.LeftOut...)
 	s.LineConflicts += t.LineConflicts

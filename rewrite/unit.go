@@ -58,6 +58,13 @@ type plan struct {
 	spawnRows map[*forkjoin.Spawn]spawnRow
 	// fused are the calls that a spawn's site stands for (fuse.go).
 	fused map[*ast.CallExpr]bool
+	// doneLast are the Done calls that are a spawned child's last action,
+	// and glues the call ends that a wait follows directly (glue.go).
+	doneLast map[*ast.CallExpr]bool
+	glues    []glue
+	// spawnGlues are the spawn statements whose child's end may be glued
+	// to the call after them (glue.go).
+	spawnGlues []ast.Stmt
 }
 
 // A planner decides the plan of one unit from its index and forkjoin's

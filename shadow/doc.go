@@ -12,11 +12,13 @@
 // with Init, or the address of a join object. They make the events of the
 // DAG below:
 //
-//	a call         CallBegin(site) / CallEnd(), Enter / Leave, EnterAfter / Leave1-4
+//	a call         CallBegin(site) / CallEnd(), Enter / Leave, EnterAfter / Leave1-4,
+//	               and the ends CallEndGlue, LeaveGlue that a wait follows (glue.go)
 //	a spawn        Go, WaitGroupGo, GroupGo, GroupTryGo, ParlibGroupSpawn, ParlibSpawn,
 //	               ParlibDo, ParlibFor, ParlibForRange, ParlibForEach: a child at site,
 //	               whose return may signal a join object (wg.Go, errgroup's Go, parlib)
-//	a contribution WaitGroupDone, WaitGroupAdd(-n): a join contribution
+//	a contribution WaitGroupDone, WaitGroupAdd(-n): a join contribution;
+//	               WaitGroupDoneLast, one that is the child's last action (glue.go)
 //	a wait         WaitGroupWait, GroupWait, ParlibGroupSync, ParlibTaskWait, and the
 //	               implicit sync of parlib.Do and the loops
 //
@@ -45,6 +47,7 @@
 //	emit_errgroup.go  errgroup.Group, by a constraint rather than an import
 //	emit_parlib.go    parlib's groups, tasks and Do
 //	emit_loop.go      parlib's loops, split as parlib splits them
+//	glue.go           events with no code between them: one read for two
 //	hold.go           test binaries: the engine handed from test to test
 //	lifecycle.go      the run in the process: its options, start, end and profile file
 //

@@ -147,6 +147,17 @@ func (c child) end(obj unsafe.Pointer, d uintptr) {
 	}
 }
 
+// endGlue is end where the spawning function's next event follows with no
+// code between (Glued).
+func (c child) endGlue(obj unsafe.Pointer, d uintptr) {
+	switch c.how {
+	case runSerial:
+		c.e.spawnEndGlueAt(obj, d)
+	case runLocked:
+		c.e.parSpawnEnd(obj, d)
+	}
+}
+
 // start runs first on the child's own goroutine.
 func (c child) start() { c.e.startG(c.st) }
 

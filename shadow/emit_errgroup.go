@@ -26,6 +26,7 @@ type ErrGroup[G any] interface {
 func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 	gid, d := gdepth()
 	d |= depthOff
+	site, glue := unglue(site)
 	if e := current; e != nil && e.hasLimits.Load() {
 		if e := begin(gid, site); e != nil {
 			e.slotAt(unsafe.Pointer(g), d, site)
@@ -35,7 +36,11 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 	switch {
 	case c.inline():
 		err := f()
-		c.end(unsafe.Pointer(g), d)
+		if glue && err == nil {
+			c.endGlue(unsafe.Pointer(g), d)
+		} else {
+			c.end(unsafe.Pointer(g), d)
+		}
 		if err != nil {
 			g.Go(func() error { return err })
 		}

@@ -8,11 +8,16 @@ package shadow
 func Go(site SiteID, f func()) {
 	g, d := gdepth()
 	d |= depthOff
+	site, glue := unglue(site)
 	c := spawnChild(g, d, site)
 	switch {
 	case c.inline():
 		f()
-		c.end(nil, d)
+		if glue {
+			c.endGlue(nil, d)
+		} else {
+			c.end(nil, d)
+		}
 	case c.own():
 		go func() {
 			c.start()

@@ -13,11 +13,16 @@ import (
 func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 	g, d := gdepth()
 	d |= depthOff
+	site, glue := unglue(site)
 	c := spawnChild(g, d, site)
 	switch {
 	case c.inline():
 		f()
-		c.end(unsafe.Pointer(wg), d)
+		if glue {
+			c.endGlue(unsafe.Pointer(wg), d)
+		} else {
+			c.end(unsafe.Pointer(wg), d)
+		}
 	case c.own():
 		wg.Add(1)
 		go func() {

@@ -94,7 +94,10 @@ type task struct {
 	path  prof  // profile of the longest path to the current point
 	base  int   // index in frames of the task's first frame
 	fork  *record
-	w     *wvec // the what-if variants of t and tb (whatif.go); nil without
+	// done is the join object that the child's last action signalled
+	// (doneLastAt): its end contributes to it. nil: none.
+	done unsafe.Pointer
+	w    *wvec // the what-if variants of t and tb (whatif.go); nil without
 }
 
 // gstate is the shadow state of one goroutine: its frames and the stack of
@@ -136,6 +139,10 @@ type gstate struct {
 	calls callBuf // parallel accounting: calls not yet taken (parallel.go)
 	close func()  // closes m if the goroutine opened it
 	last  uint64  // the measure at the end of the goroutine's last event
+	// glued says the goroutine's last event left the measure unread
+	// (callEndGlueAt): no code runs before its next event, whose strand
+	// is then empty and which reads the measure once for both.
+	glued bool
 	g     uintptr
 	prev  *gstate // the state g had before this one, restored at the end
 }
@@ -303,7 +310,16 @@ func (e *engine) tick() {
 	if e.halting.Load() {
 		e.halted()
 	}
-	e.tickAt(e.cur.m.Read())
+	st := e.cur
+	if st.glued {
+		// The strand since the last event is empty (glue.go): it ends
+		// where that event's was, and neither event's engine work is
+		// in any strand.
+		st.glued = false
+		e.tickAt(st.last)
+		return
+	}
+	e.tickAt(st.m.Read())
 }
 
 // restart starts the next strand after an event, where the measure is
@@ -728,6 +744,15 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	st := e.cur
 	n := len(st.frames) - 1
 	tk := &st.tasks[len(st.tasks)-1]
+	if tk.done != nil {
+		// The child's last action signalled tk.done (doneLastAt): its
+		// end contributes to it, as the Done would have from here.
+		if obj == nil {
+			obj = tk.done
+		} else {
+			e.done(tk.done)
+		}
+	}
 	e.ended = e.finish(&st.frames[n], tk)
 	var v value // field by field, as in spawnBegin
 	v.t, v.tb = tk.t, tk.tb

@@ -7,12 +7,15 @@ import "unsafe"
 // drive, and entry points as hand-written instrumentation would call them,
 // each measuring its caller's depth as generated code's do (depth.go).
 
-func (e *engine) CallBegin(site SiteID)       { e.callBegin(site, noDepth) }
-func (e *engine) CallEnd()                    { e.callEndAt(noDepth) }
-func (e *engine) SpawnBegin(site SiteID)      { e.spawnBeginAt(site, noDepth) }
-func (e *engine) SpawnEnd(obj unsafe.Pointer) { e.spawnEndAt(obj, noDepth) }
-func (e *engine) Done(obj unsafe.Pointer)     { e.doneAt(obj, noDepth) }
-func (e *engine) Wait(obj unsafe.Pointer)     { e.waitAt(obj, noDepth) }
+func (e *engine) CallBegin(site SiteID)           { e.callBegin(site, noDepth) }
+func (e *engine) CallEnd()                        { e.callEndAt(noDepth) }
+func (e *engine) SpawnBegin(site SiteID)          { e.spawnBeginAt(site, noDepth) }
+func (e *engine) SpawnEnd(obj unsafe.Pointer)     { e.spawnEndAt(obj, noDepth) }
+func (e *engine) Done(obj unsafe.Pointer)         { e.doneAt(obj, noDepth) }
+func (e *engine) Wait(obj unsafe.Pointer)         { e.waitAt(obj, noDepth) }
+func (e *engine) CallEndGlue()                    { e.callEndGlueAt(noDepth) }
+func (e *engine) SpawnEndGlue(obj unsafe.Pointer) { e.spawnEndGlueAt(obj, noDepth) }
+func (e *engine) DoneLast(obj unsafe.Pointer)     { e.doneLastAt(obj, noDepth) }
 
 // spawnBegin marks a spawn at site whose child runs next, inline, in every
 // mode; spawnEnd marks its return, which signals obj (nil: nothing).

@@ -113,6 +113,21 @@ func BenchmarkSpawnDoneSync(b *testing.B) {
 	}
 }
 
+// BenchmarkSpawnDoneLastSync is BenchmarkSpawnDoneSync with the Done the
+// child's last action (glue.go): no event for it.
+func BenchmarkSpawnDoneLastSync(b *testing.B) {
+	e, done := defaultEngine(b)
+	defer done()
+	obj := unsafe.Pointer(new(wgStub))
+	defer cpuTimer(b, 3)()
+	for i := 0; i < b.N; i++ {
+		e.SpawnBegin(0)
+		e.DoneLast(obj)
+		e.SpawnEnd(nil)
+		e.Wait(obj)
+	}
+}
+
 // BenchmarkCall is an instrumented call's enter and exit.
 func BenchmarkCall(b *testing.B) {
 	e, done := defaultEngine(b)
@@ -133,6 +148,32 @@ func BenchmarkFib(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		fibEvents(e, 20)
 	}
+}
+
+// BenchmarkFibGlued is BenchmarkFib with the events that have nothing
+// between them glued as the rewriter glues profiled fib's (glue.go): the
+// child's end to the call's begin, the call's end to the wait.
+func BenchmarkFibGlued(b *testing.B) {
+	e, done := defaultEngine(b)
+	defer done()
+	defer cpuTimer(b, fibEventCount(20))()
+	for i := 0; i < b.N; i++ {
+		fibEventsGlued(e, 20)
+	}
+}
+
+func fibEventsGlued(e *engine, n int) {
+	if n < 2 {
+		return
+	}
+	obj := fibObjs[n]
+	e.SpawnBegin(2)
+	fibEventsGlued(e, n-1)
+	e.SpawnEndGlue(obj)
+	e.CallBegin(3)
+	fibEventsGlued(e, n-2)
+	e.CallEndGlue()
+	e.Wait(obj)
 }
 
 // fibObjs holds one join object per recursion depth, as a program's

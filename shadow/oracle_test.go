@@ -399,6 +399,10 @@ type runner struct {
 	objID int
 	// scale, if set, changes the length of every strand (whatif_test.go).
 	scale func(int64) int64
+	// glue makes the engines glue the events with nothing between them
+	// (glue.go): a call's end right before a wait, a Done that is a
+	// child's last action.
+	glue bool
 }
 
 func (rn *runner) work(d int64) {
@@ -419,7 +423,8 @@ func (rn *runner) run(f int, param *joinObj, depth int) {
 	if param == nil {
 		locals[3] = locals[0]
 	}
-	for _, o := range rn.p.fns[f] {
+	ops := rn.p.fns[f]
+	for i, o := range ops {
 		obj := unsafe.Pointer(locals[o.obj])
 		rn.fuel--
 		switch o.kind {
@@ -438,19 +443,33 @@ func (rn *runner) run(f int, param *joinObj, depth int) {
 			if o.kind == opCall {
 				rn.each(func(e events) { e.CallBegin(site) })
 				rn.run(o.callee, locals[o.pass], depth+1)
+				if rn.glue && i+1 < len(ops) && ops[i+1].kind == opWait {
+					rn.each(func(e events) { glued(e).CallEndGlue() })
+					continue
+				}
 				rn.each(func(e events) { e.CallEnd() })
 				continue
 			}
 			rn.each(func(e events) { e.SpawnBegin(site) })
 			rn.run(o.callee, locals[o.pass], depth+1)
+			// A call's begin follows the child's end directly where the
+			// next op is a call that has the depth and fuel to be one.
+			end := func(e events, obj unsafe.Pointer) { e.SpawnEnd(obj) }
+			if rn.glue && i+1 < len(ops) && ops[i+1].kind == opCall && depth < rn.p.maxDepth && rn.fuel > 1 {
+				end = func(e events, obj unsafe.Pointer) { glued(e).SpawnEndGlue(obj) }
+			}
 			switch o.kind {
 			case opSpawnReturn:
-				rn.each(func(e events) { e.SpawnEnd(obj) })
+				rn.each(func(e events) { end(e, obj) })
 			case opSpawnDone:
-				rn.each(func(e events) { e.Done(obj) })
-				rn.each(func(e events) { e.SpawnEnd(nil) })
+				if rn.glue {
+					rn.each(func(e events) { glued(e).DoneLast(obj) })
+				} else {
+					rn.each(func(e events) { e.Done(obj) })
+				}
+				rn.each(func(e events) { end(e, nil) })
 			case opSpawnFree:
-				rn.each(func(e events) { e.SpawnEnd(nil) })
+				rn.each(func(e events) { end(e, nil) })
 			}
 		}
 	}
@@ -472,6 +491,12 @@ func contextKey(stack []int) string {
 }
 
 func checkAgainstOracle(t *testing.T, seed uint64) {
+	checkAgainstOracleGlued(t, seed, false)
+}
+
+// checkAgainstOracleGlued is checkAgainstOracle where glue says whether the
+// engine glues the events with nothing between them.
+func checkAgainstOracleGlued(t *testing.T, seed uint64, glue bool) {
 	r := rand.New(rand.NewPCG(seed, 17))
 	p := genProgram(r)
 	burden := int64(r.IntN(6))
@@ -479,13 +504,30 @@ func checkAgainstOracle(t *testing.T, seed uint64) {
 	tab.add(p.sites)
 	m := &synthetic{}
 	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Burden: burden}, tab)
+	// Glue takes effect where the measure is read twice per event, as the
+	// clock and cpu are.
+	e.twoReads = glue
 	o := newOracle(p.sites, burden)
-	rn := &runner{p: p, ev: []events{e, o}, m: m, o: o, fuel: 60 + r.IntN(200)}
+	rn := &runner{p: p, ev: []events{e, o}, m: m, o: o, fuel: 60 + r.IntN(200), glue: glue}
 	rn.work(int64(r.IntN(3)))
 	rn.run(0, nil, 0)
 	rn.work(int64(r.IntN(3)))
 	compareWithOracle(t, seed, e.stop(), o.solve())
 }
+
+// glueEvents are the glued events (glue.go); the oracle takes them as the
+// plain ones, with the empty strand between.
+type glueEvents interface {
+	CallEndGlue()
+	SpawnEndGlue(unsafe.Pointer)
+	DoneLast(unsafe.Pointer)
+}
+
+func glued(e events) glueEvents { return e.(glueEvents) }
+
+func (o *oracle) SpawnEndGlue(obj unsafe.Pointer) { o.SpawnEnd(obj) }
+func (o *oracle) CallEndGlue()                    { o.CallEnd() }
+func (o *oracle) DoneLast(obj unsafe.Pointer)     { o.Done(obj) }
 
 // compareWithOracle checks every number of a profile against the oracle's.
 func compareWithOracle(t *testing.T, seed uint64, got *spanprofile.Profile, want oResult) {
@@ -515,6 +557,24 @@ func compareWithOracle(t *testing.T, seed uint64, got *spanprofile.Profile, want
 	for k, w := range want.ctx {
 		if !seen[k] && (w[0] != spanprofile.Measurement{} || w[1] != spanprofile.Measurement{}) {
 			fail("context %q missing from the profile; oracle %+v", k, w)
+		}
+	}
+}
+
+// TestOracleGluedEvents: the random programs with the events that have
+// nothing between them glued (glue.go) give every number the oracle
+// computes from the plain event stream, where the strand between them is
+// empty: a call's end right before a wait, or a child's end right before a
+// call, reads the measure once for both, and a Done that is the child's last action is taken by the child's end.
+func TestOracleGluedEvents(t *testing.T) {
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for seed := uint64(0); seed < uint64(n); seed++ {
+		checkAgainstOracleGlued(t, seed, true)
+		if t.Failed() {
+			return
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package shadow
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // engineLock is the engine's lock in parallel accounting (parallel.go). It
 // hands the engine to the goroutine that asked for it last, not first.
@@ -18,8 +21,11 @@ import "sync"
 // passed over for ever (a goroutine that polls would keep a waiter that it
 // waits for at the back), every fifoEvery-th hand-over goes to the oldest.
 type engineLock struct {
-	mu   sync.Mutex // guards the fields below, held for a few instructions
-	held bool
+	// state is 1 while the lock is held, plus 2 for each parked waiter:
+	// taking and releasing a free lock is one compare-and-swap each, as
+	// with sync.Mutex.
+	state atomic.Int64
+	mu    sync.Mutex // guards the waiters, held for a few instructions
 	// waiters is a stack of the parked goroutines, oldest at head.
 	waiters []*lockWaiter
 	head    int
@@ -36,43 +42,59 @@ var lockWaiters = sync.Pool{New: func() any { return &lockWaiter{ch: make(chan s
 
 // Lock takes the lock, waiting for a hand-over if it is held.
 func (l *engineLock) Lock() {
-	l.mu.Lock()
-	if !l.held {
-		l.held = true
-		l.mu.Unlock()
+	if l.state.CompareAndSwap(0, 1) {
 		return
+	}
+	l.lockSlow()
+}
+
+func (l *engineLock) lockSlow() {
+	l.mu.Lock()
+	for {
+		s := l.state.Load()
+		if s&1 == 0 {
+			if l.state.CompareAndSwap(s, s|1) {
+				l.mu.Unlock()
+				return
+			}
+			continue
+		}
+		// Held: count this goroutine as a waiter before the holder can
+		// look (it takes mu to pop one), and park.
+		if l.state.CompareAndSwap(s, s+2) {
+			break
+		}
 	}
 	w := lockWaiters.Get().(*lockWaiter)
 	l.waiters = append(l.waiters, w)
 	l.mu.Unlock()
-	<-w.ch // handed over: held stays true
+	<-w.ch // handed over: the lock stayed held
 	lockWaiters.Put(w)
 }
 
-// TryLock takes the lock if it is free, and reports whether it did.
+// TryLock takes the lock if it is free, and reports whether it did. A lock
+// with waiters is held: they wait only while it is.
 func (l *engineLock) TryLock() bool {
-	l.mu.Lock()
-	ok := !l.held
-	l.held = true
-	l.mu.Unlock()
-	return ok
+	return l.state.CompareAndSwap(0, 1)
 }
 
 // Unlock hands the lock to a waiter, the newest as a rule, or frees it.
 func (l *engineLock) Unlock() {
-	l.mu.Lock()
-	n := len(l.waiters)
-	if n == l.head {
-		if !l.held {
-			l.mu.Unlock()
-			panic("shadow: unlock of an unlocked engine")
-		}
-		l.held = false
-		l.waiters, l.head = l.waiters[:0], 0
-		l.mu.Unlock()
+	if l.state.CompareAndSwap(1, 0) {
 		return
 	}
+	l.unlockSlow()
+}
+
+func (l *engineLock) unlockSlow() {
+	if l.state.Load()&1 == 0 {
+		panic("shadow: unlock of an unlocked engine")
+	}
+	// Some goroutine counted itself as a waiter, and only unlockSlow
+	// takes waiters off, under mu: the stack holds at least one.
+	l.mu.Lock()
 	var w *lockWaiter
+	n := len(l.waiters)
 	l.served++
 	if l.served%fifoEvery == 0 {
 		w = l.waiters[l.head]
@@ -90,6 +112,7 @@ func (l *engineLock) Unlock() {
 		clear(l.waiters[m:])
 		l.waiters, l.head = l.waiters[:m], 0
 	}
+	l.state.Add(-2) // the lock stays held: it passes to w
 	l.mu.Unlock()
 	w.ch <- struct{}{}
 }

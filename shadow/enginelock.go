@@ -21,79 +21,111 @@ import (
 // passed over for ever (a goroutine that polls would keep a waiter that it
 // waits for at the back), every fifoEvery-th hand-over goes to the oldest.
 type engineLock struct {
-	// state is 1 while the lock is held, plus 2 for each parked waiter:
-	// taking and releasing a free lock is one compare-and-swap each, as
-	// with sync.Mutex.
+	// state is lockHeld while the lock is held, plus lockWoken while a
+	// waiter woken by an unlock has not tried again, plus lockWaiter for
+	// each parked waiter. Taking and releasing a free lock is one atomic
+	// operation each, as with sync.Mutex.
 	state atomic.Int64
 	mu    sync.Mutex // guards the waiters, held for a few instructions
 	// waiters is a stack of the parked goroutines, oldest at head.
-	waiters []*lockWaiter
+	waiters []*waiter
 	head    int
 	served  uint32
 }
 
-// fifoEvery is how often a hand-over goes to the oldest waiter.
+const (
+	lockHeld   = 1
+	lockWoken  = 2
+	lockWaiter = 4
+)
+
+// fifoEvery is how often a wake-up goes to the oldest waiter.
 const fifoEvery = 16
 
-// A lockWaiter is a parked goroutine's wake-up: a hand-over sends on ch.
-type lockWaiter struct{ ch chan struct{} }
+// A waiter is a parked goroutine's wake-up: an unlock sends on ch.
+type waiter struct{ ch chan struct{} }
 
-var lockWaiters = sync.Pool{New: func() any { return &lockWaiter{ch: make(chan struct{}, 1)} }}
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
 
-// Lock takes the lock, waiting for a hand-over if it is held.
+// Lock takes the lock, waiting for it if it is held.
 func (l *engineLock) Lock() {
-	if l.state.CompareAndSwap(0, 1) {
+	if l.state.CompareAndSwap(0, lockHeld) {
 		return
 	}
 	l.lockSlow()
 }
 
 func (l *engineLock) lockSlow() {
-	l.mu.Lock()
+	for {
+		l.mu.Lock()
+		for {
+			s := l.state.Load()
+			if s&lockHeld == 0 {
+				if l.state.CompareAndSwap(s, s|lockHeld) {
+					l.mu.Unlock()
+					return
+				}
+				continue
+			}
+			// Held: count this goroutine as a waiter, which the
+			// holder's unlock then wakes (it takes mu to look).
+			if l.state.CompareAndSwap(s, s+lockWaiter) {
+				break
+			}
+		}
+		w := waiterPool.Get().(*waiter)
+		l.waiters = append(l.waiters, w)
+		l.mu.Unlock()
+		<-w.ch
+		waiterPool.Put(w)
+		// Woken: try again, with the goroutines that run meanwhile. One
+		// that runs takes the lock without a switch of goroutines;
+		// waiting for the woken one to be scheduled made every event at
+		// GOMAXPROCS=1 a switch once the lock had had waiters.
+		l.state.Add(-lockWoken)
+	}
+}
+
+// TryLock takes the lock if it is free, and reports whether it did.
+func (l *engineLock) TryLock() bool {
 	for {
 		s := l.state.Load()
-		if s&1 == 0 {
-			if l.state.CompareAndSwap(s, s|1) {
-				l.mu.Unlock()
-				return
-			}
-			continue
+		if s&lockHeld != 0 {
+			return false
 		}
-		// Held: count this goroutine as a waiter before the holder can
-		// look (it takes mu to pop one), and park.
-		if l.state.CompareAndSwap(s, s+2) {
+		if l.state.CompareAndSwap(s, s|lockHeld) {
+			return true
+		}
+	}
+}
+
+// Unlock frees the lock and wakes a waiter, the newest as a rule.
+func (l *engineLock) Unlock() {
+	s := l.state.Add(-lockHeld)
+	if s == 0 {
+		return
+	}
+	if s&lockHeld != 0 || s < 0 {
+		panic("shadow: unlock of an unlocked engine")
+	}
+	l.wake()
+}
+
+// wake wakes a waiter unless none is parked, one woken has not tried
+// again yet, or the lock is held again (its holder's unlock will wake one).
+func (l *engineLock) wake() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		s := l.state.Load()
+		if s < lockWaiter || s&(lockHeld|lockWoken) != 0 {
+			return
+		}
+		if l.state.CompareAndSwap(s, s-lockWaiter+lockWoken) {
 			break
 		}
 	}
-	w := lockWaiters.Get().(*lockWaiter)
-	l.waiters = append(l.waiters, w)
-	l.mu.Unlock()
-	<-w.ch // handed over: the lock stayed held
-	lockWaiters.Put(w)
-}
-
-// TryLock takes the lock if it is free, and reports whether it did. A lock
-// with waiters is held: they wait only while it is.
-func (l *engineLock) TryLock() bool {
-	return l.state.CompareAndSwap(0, 1)
-}
-
-// Unlock hands the lock to a waiter, the newest as a rule, or frees it.
-func (l *engineLock) Unlock() {
-	if l.state.CompareAndSwap(1, 0) {
-		return
-	}
-	l.unlockSlow()
-}
-
-func (l *engineLock) unlockSlow() {
-	if l.state.Load()&1 == 0 {
-		panic("shadow: unlock of an unlocked engine")
-	}
-	// Some goroutine counted itself as a waiter, and only unlockSlow
-	// takes waiters off, under mu: the stack holds at least one.
-	l.mu.Lock()
-	var w *lockWaiter
+	var w *waiter
 	n := len(l.waiters)
 	l.served++
 	if l.served%fifoEvery == 0 {
@@ -112,7 +144,5 @@ func (l *engineLock) unlockSlow() {
 		clear(l.waiters[m:])
 		l.waiters, l.head = l.waiters[:m], 0
 	}
-	l.state.Add(-2) // the lock stays held: it passes to w
-	l.mu.Unlock()
-	w.ch <- struct{}{}
+	w.ch <- struct{}{} // buffered: never blocks
 }

@@ -5,21 +5,29 @@ import (
 	"sync/atomic"
 )
 
-// engineLock is the engine's lock in parallel accounting (parallel.go). It
-// hands the engine to the goroutine that asked for it last, not first.
+// engineLock is the engine's lock in parallel accounting (parallel.go). A
+// goroutine that finds it held parks; an unlock wakes the goroutine that
+// parked last, not first, and a goroutine that is running takes a free
+// lock before the one woken does.
 //
-// Under load the lock is never free: every goroutine of a fork/join
+// Under load the lock is rarely free: every goroutine of a fork/join
 // program that runs soon asks for it, and one that waits is parked, its
 // processor starting the next runnable goroutine, which soon parks too.
-// sync.Mutex, once a waiter has waited a millisecond, serves its waiters
-// in order of arrival, and so takes the spawns and ends of the program's
-// tree breadth first: parallel fib at GOMAXPROCS=2 had 36,000-46,000
-// goroutines parked at once (8,000 at GOMAXPROCS=1), and their stacks,
-// memory and garbage collection made most of its cost. The newest waiter
-// is the one deepest in the tree, so serving it first takes the tree
-// depth first, as a single processor runs it. So that a waiter cannot be
-// passed over for ever (a goroutine that polls would keep a waiter that it
-// waits for at the back), every fifoEvery-th hand-over goes to the oldest.
+// sync.Mutex, once a waiter has waited a millisecond, hands the lock to its
+// waiters in order of arrival, and so takes the spawns and ends of the
+// program's tree breadth first: parallel fib at GOMAXPROCS=2 had
+// 36,000-46,000 goroutines parked at once (8,000 at GOMAXPROCS=1), and their
+// stacks, memory and garbage collection made most of its cost. The newest
+// waiter is the one deepest in the tree, so waking it first takes the tree
+// depth first, as a single processor runs it (fib(27): 4.99 s of CPU → 1.47
+// s, peak memory 376 → 49 MB; docs/benchmarks.md). A hand-over to the woken
+// waiter, as sync.Mutex makes once starving, would make the lock wait for
+// the waiter to be scheduled, and at GOMAXPROCS=1 every event a switch of
+// goroutines (fib 57% slower); a running goroutine takes it instead, and
+// the woken one parks again if it lost, as the newest. So that a waiter
+// cannot be passed over for ever (a goroutine that polls would keep one
+// that it waits for at the bottom), every fifoEvery-th wake-up goes to the
+// oldest.
 type engineLock struct {
 	// state is lockHeld while the lock is held, plus lockWoken while a
 	// waiter woken by an unlock has not tried again, plus lockWaiter for

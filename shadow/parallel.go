@@ -36,7 +36,7 @@ import (
 
 // parallel is the engine's parallel accounting: on says it is in force, and
 // then mu guards all of the engine but the goroutines' buffered calls, and
-// byG finds each goroutine's state. mu serves its newest waiter first
+// byG finds each goroutine's state. mu wakes its newest waiter first
 // (enginelock.go), so that a loaded engine takes the program's tree depth
 // first.
 type parallel struct {

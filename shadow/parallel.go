@@ -36,10 +36,12 @@ import (
 
 // parallel is the engine's parallel accounting: on says it is in force, and
 // then mu guards all of the engine but the goroutines' buffered calls, and
-// byG finds each goroutine's state.
+// byG finds each goroutine's state. mu wakes its newest waiter first
+// (enginelock.go), so that a loaded engine takes the program's tree depth
+// first.
 type parallel struct {
 	on    atomic.Bool
-	mu    sync.Mutex
+	mu    engineLock
 	byG   gtable
 	live  int  // goroutines spawned for real and not ended
 	every bool // parallel mode: every spawn runs for real

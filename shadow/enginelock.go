@@ -1,0 +1,156 @@
+package shadow
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// engineLock is the engine's lock in parallel accounting (parallel.go). A
+// goroutine that finds it held parks; an unlock wakes the goroutine that
+// parked last, not first, and a goroutine that is running takes a free
+// lock before the one woken does.
+//
+// Under load the lock is rarely free: every goroutine of a fork/join
+// program that runs soon asks for it, and one that waits is parked, its
+// processor starting the next runnable goroutine, which soon parks too.
+// sync.Mutex, once a waiter has waited a millisecond, hands the lock to its
+// waiters in order of arrival, and so takes the spawns and ends of the
+// program's tree breadth first: parallel fib at GOMAXPROCS=2 had
+// 36,000-46,000 goroutines parked at once (8,000 at GOMAXPROCS=1), and their
+// stacks, memory and garbage collection made most of its cost. The newest
+// waiter is the one deepest in the tree, so waking it first takes the tree
+// depth first, as a single processor runs it (fib(27): 4.99 s of CPU → 1.47
+// s, peak memory 376 → 49 MB; docs/benchmarks.md). A hand-over to the woken
+// waiter, as sync.Mutex makes once starving, would make the lock wait for
+// the waiter to be scheduled, and at GOMAXPROCS=1 every event a switch of
+// goroutines (fib 57% slower); a running goroutine takes it instead, and
+// the woken one parks again if it lost, as the newest. So that a waiter
+// cannot be passed over for ever (a goroutine that polls would keep one
+// that it waits for at the bottom), every fifoEvery-th wake-up goes to the
+// oldest.
+type engineLock struct {
+	// state is lockHeld while the lock is held, plus lockWoken while a
+	// waiter woken by an unlock has not tried again, plus lockWaiter for
+	// each parked waiter. Taking and releasing a free lock is one atomic
+	// operation each, as with sync.Mutex.
+	state atomic.Int64
+	mu    sync.Mutex // guards the waiters, held for a few instructions
+	// waiters is a stack of the parked goroutines, oldest at head.
+	waiters []*waiter
+	head    int
+	served  uint32
+}
+
+const (
+	lockHeld   = 1
+	lockWoken  = 2
+	lockWaiter = 4
+)
+
+// fifoEvery is how often a wake-up goes to the oldest waiter.
+const fifoEvery = 16
+
+// A waiter is a parked goroutine's wake-up: an unlock sends on ch.
+type waiter struct{ ch chan struct{} }
+
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
+
+// Lock takes the lock, waiting for it if it is held.
+func (l *engineLock) Lock() {
+	if l.state.CompareAndSwap(0, lockHeld) {
+		return
+	}
+	l.lockSlow()
+}
+
+func (l *engineLock) lockSlow() {
+	for {
+		l.mu.Lock()
+		for {
+			s := l.state.Load()
+			if s&lockHeld == 0 {
+				if l.state.CompareAndSwap(s, s|lockHeld) {
+					l.mu.Unlock()
+					return
+				}
+				continue
+			}
+			// Held: count this goroutine as a waiter, which the
+			// holder's unlock then wakes (it takes mu to look).
+			if l.state.CompareAndSwap(s, s+lockWaiter) {
+				break
+			}
+		}
+		w := waiterPool.Get().(*waiter)
+		l.waiters = append(l.waiters, w)
+		l.mu.Unlock()
+		<-w.ch
+		waiterPool.Put(w)
+		// Woken: try again, with the goroutines that run meanwhile. One
+		// that runs takes the lock without a switch of goroutines;
+		// waiting for the woken one to be scheduled made every event at
+		// GOMAXPROCS=1 a switch once the lock had had waiters.
+		l.state.Add(-lockWoken)
+	}
+}
+
+// TryLock takes the lock if it is free, and reports whether it did.
+func (l *engineLock) TryLock() bool {
+	for {
+		s := l.state.Load()
+		if s&lockHeld != 0 {
+			return false
+		}
+		if l.state.CompareAndSwap(s, s|lockHeld) {
+			return true
+		}
+	}
+}
+
+// Unlock frees the lock and wakes a waiter, the newest as a rule.
+func (l *engineLock) Unlock() {
+	s := l.state.Add(-lockHeld)
+	if s == 0 {
+		return
+	}
+	if s&lockHeld != 0 || s < 0 {
+		panic("shadow: unlock of an unlocked engine")
+	}
+	l.wake()
+}
+
+// wake wakes a waiter unless none is parked, one woken has not tried
+// again yet, or the lock is held again (its holder's unlock will wake one).
+func (l *engineLock) wake() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		s := l.state.Load()
+		if s < lockWaiter || s&(lockHeld|lockWoken) != 0 {
+			return
+		}
+		if l.state.CompareAndSwap(s, s-lockWaiter+lockWoken) {
+			break
+		}
+	}
+	var w *waiter
+	n := len(l.waiters)
+	l.served++
+	if l.served%fifoEvery == 0 {
+		w = l.waiters[l.head]
+		l.waiters[l.head] = nil
+		l.head++
+	} else {
+		w = l.waiters[n-1]
+		l.waiters[n-1] = nil
+		l.waiters = l.waiters[:n-1]
+	}
+	if l.head == len(l.waiters) {
+		l.waiters, l.head = l.waiters[:0], 0
+	} else if l.head > 1024 && 2*l.head > len(l.waiters) {
+		m := copy(l.waiters, l.waiters[l.head:])
+		clear(l.waiters[m:])
+		l.waiters, l.head = l.waiters[:m], 0
+	}
+	w.ch <- struct{}{} // buffered: never blocks
+}

@@ -195,6 +195,7 @@ func start(o options) error {
 	e := newEngine(cfg, &registry)
 	e.merge = merge
 	current = e
+	watchedEngine.Store(e)
 	return nil
 }
 

@@ -15,6 +15,12 @@ import (
 // that holds the engine (hold.go's setHolder moves it from test to test).
 var watched atomic.Pointer[string]
 
+// watchedEngine is the engine whose lock the watchdog looks at
+// (engineBusy). It is current, published for the watchdog's goroutine,
+// which starts before the engine exists and has no other ordering with
+// the goroutine that sets current.
+var watchedEngine atomic.Pointer[engine]
+
 // A profiled run must not hang where the program would not, nor where Go
 // would have stopped it. Two deadlocks need the watchdog:
 //
@@ -132,7 +138,7 @@ func watch() {
 		// and after a look that found the program able to go on, none
 		// for lookBudget times the CPU time it took.
 		now := processCPU()
-		if now-cpu > watchInterval/20 || time.Now().Before(next) || current.engineBusy() {
+		if now-cpu > watchInterval/20 || time.Now().Before(next) || watchedEngine.Load().engineBusy() {
 			last, quiet = "", 0
 		} else if !look() {
 			next = time.Now().Add(lookBudget * (processCPU() - now))

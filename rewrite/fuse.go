@@ -138,13 +138,7 @@ func (pl *planner) leafCall(x *ast.CallExpr, calls map[*ast.CallExpr]*forkjoin.C
 	if c == nil || c.Callee == nil || c.Callee.Node == nil || pl.skipCall(c) != skipInlined {
 		return false
 	}
-	var body *ast.BlockStmt
-	switch n := c.Callee.Node.(type) {
-	case *ast.FuncDecl:
-		body = n.Body
-	case *ast.FuncLit:
-		body = n.Body
-	}
+	body := funcBody(c.Callee)
 	if body == nil {
 		return false
 	}

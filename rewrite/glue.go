@@ -94,6 +94,21 @@ func onlyIdents(list []ast.Expr) bool {
 	return true
 }
 
+// stmtValue returns the expression that statement s evaluates last, where
+// nothing but an assignment to names follows it: an expression
+// statement's, or the one right side of an assignment to names; or nil.
+func stmtValue(s ast.Stmt) ast.Expr {
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		return s.X
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 && onlyIdents(s.Lhs) {
+			return s.Rhs[0]
+		}
+	}
+	return nil
+}
+
 // nextStmt returns the statement after s in its list, or nil.
 func (pl *planner) nextStmt(s ast.Stmt) ast.Stmt {
 	var list []ast.Stmt
@@ -116,14 +131,8 @@ func (pl *planner) nextStmt(s ast.Stmt) ast.Stmt {
 // firstWait returns the wait that statement s makes before anything else,
 // in one of the forms above, or nil.
 func (pl *planner) firstWait(s ast.Stmt) *ast.CallExpr {
-	var x ast.Expr
+	x := stmtValue(s)
 	switch s := s.(type) {
-	case *ast.ExprStmt:
-		x = s.X
-	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 && onlyIdents(s.Lhs) {
-			x = s.Rhs[0]
-		}
 	case *ast.IfStmt:
 		if s.Init != nil {
 			return pl.firstWait(s.Init)
@@ -217,16 +226,7 @@ func (pl *planner) beginsWithCall(s ast.Stmt) bool {
 		sel, ok := call.Fun.(*dst.SelectorExpr)
 		return ok && sel.Sel.Name == rtCallBegin
 	}
-	var x ast.Expr
-	switch s := s.(type) {
-	case *ast.ExprStmt:
-		x = s.X
-	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 && onlyIdents(s.Lhs) {
-			x = s.Rhs[0]
-		}
-	}
-	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	call, ok := ast.Unparen(stmtValue(s)).(*ast.CallExpr)
 	if !ok {
 		return false
 	}

@@ -139,6 +139,17 @@ func (pl *planner) inLoop(c *forkjoin.Call) bool {
 	return found
 }
 
+// funcBody returns the body of f's declaration or literal, or nil.
+func funcBody(f *forkjoin.Func) *ast.BlockStmt {
+	switch n := f.Node.(type) {
+	case *ast.FuncDecl:
+		return n.Body
+	case *ast.FuncLit:
+		return n.Body
+	}
+	return nil
+}
+
 // hasLoop reports whether f's own body (not a function literal in it) has
 // a loop. A callee the compiler inlines is instrumented all the same if it
 // loops: its time would otherwise go to its caller's strands, and the line
@@ -147,13 +158,7 @@ func (pl *planner) inLoop(c *forkjoin.Call) bool {
 // callees, the accessors and small helpers that inlining is for, stay
 // uninstrumented, as Cilkprof leaves inlined functions.
 func hasLoop(f *forkjoin.Func) bool {
-	var body *ast.BlockStmt
-	switch n := f.Node.(type) {
-	case *ast.FuncDecl:
-		body = n.Body
-	case *ast.FuncLit:
-		body = n.Body
-	}
+	body := funcBody(f)
 	if body == nil {
 		return false
 	}

@@ -79,8 +79,8 @@ type frame struct {
 	// passes the frame's start; if not, up holds the record chain of the
 	// path before this frame's segment.
 	o   int64
-	up  *record
-	rec *record // cached record of (id, o, conn, up); nil when stale
+	up  recRef
+	rec recRef // cached record of (id, o, conn, up); 0 when stale
 
 	// The context of the last non-recursive child this frame started: a
 	// loop calling one site looks it up in the context tree once.
@@ -93,7 +93,7 @@ type task struct {
 	t, tb int64 // span and burdened span at the current point
 	path  prof  // profile of the longest path to the current point
 	base  int   // index in frames of the task's first frame
-	fork  *record
+	fork  recRef
 	// done is the join object that the child's last action signalled
 	// (doneLastAt): its end contributes to it. nil: none.
 	done unsafe.Pointer
@@ -151,7 +151,7 @@ type gstate struct {
 type value struct {
 	t, tb int64
 	path  prof
-	chain *record
+	chain recRef
 	w     *wvec // the what-if variants of t and tb; nil without
 }
 
@@ -369,9 +369,9 @@ func (e *engine) strand(d int64) {
 	f.ownWork += d
 	f.o += d
 	f.mark = e.seq
-	if f.rec != nil {
+	if f.rec != 0 {
 		e.rp.release(f.rec)
-		f.rec = nil
+		f.rec = 0
 	}
 	tk := &st.tasks[len(st.tasks)-1]
 	tk.t += d
@@ -531,15 +531,15 @@ func growTo(s []uint32, n int) []uint32 {
 
 // pop removes the innermost frame and returns its up chain, which the caller
 // now owns.
-func (e *engine) pop() (conn bool, up *record) {
+func (e *engine) pop() (conn bool, up recRef) {
 	st := e.cur
 	n := len(st.frames) - 1
 	f := &st.frames[n]
-	if f.rec != nil {
+	if f.rec != 0 {
 		e.rp.release(f.rec)
 	}
 	conn, up = f.conn, f.up
-	f.up, f.rec = nil, nil
+	f.up, f.rec = 0, 0
 	st.frames = st.frames[:n]
 	return conn, up
 }
@@ -547,13 +547,13 @@ func (e *engine) pop() (conn bool, up *record) {
 // recordOf returns the record of frame i's current state, owned by the
 // frame (callers retain what they keep). Records of a frame are rebuilt only
 // after its state changed, so a chain of calls pays O(1) amortized.
-func (e *engine) recordOf(i int) *record {
+func (e *engine) recordOf(i int) recRef {
 	st := e.cur
 	f := &st.frames[i]
-	if f.rec != nil {
+	if f.rec != 0 {
 		return f.rec
 	}
-	var up *record
+	var up recRef
 	switch {
 	case !f.conn:
 		up = f.up
@@ -569,12 +569,13 @@ func (e *engine) recordOf(i int) *record {
 // adopt updates frame f after the path to the current point was replaced by
 // one whose record chain is chain: f's own strands on the new path are those
 // the chain records for f, or none.
-func (e *engine) adopt(f *frame, chain *record) {
+func (e *engine) adopt(f *frame, chain recRef) {
 	old := f.up
-	if r := find(chain, f.id, f.start); r != nil {
+	if ri := e.rp.find(chain, f.id, f.start); ri != 0 {
+		r := &e.rp.recs[ri]
 		f.o, f.conn = r.o, r.conn
 		if r.conn {
-			f.up = nil
+			f.up = 0
 		} else {
 			f.up = e.rp.retain(r.up)
 		}
@@ -583,9 +584,9 @@ func (e *engine) adopt(f *frame, chain *record) {
 	}
 	e.rp.release(old)
 	f.mark = e.seq
-	if f.rec != nil {
+	if f.rec != 0 {
 		e.rp.release(f.rec)
-		f.rec = nil
+		f.rec = 0
 	}
 }
 
@@ -914,7 +915,7 @@ func (e *engine) drop(v *value) {
 	}
 	e.pp.init(&v.path)
 	e.rp.release(v.chain)
-	v.chain = nil
+	v.chain = 0
 }
 
 // offerSink makes v the end of the critical path if it is the longest so

@@ -9,7 +9,7 @@ type joinAcc struct {
 	has   bool
 	t, tb int64
 	path  prof
-	chain *record
+	chain recRef
 	w     *wvec // the what-if variants (whatif.go); nil without
 	// lanes are the ends of the children of a group with a limit since
 	// its last wait, one per slot (limit.go).

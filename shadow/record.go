@@ -8,60 +8,85 @@ package shadow
 // passes (Cilkprof's local span, generalised from the series-parallel case
 // where the answer is always "up to the spawn of the longest child").
 //
-// Records are reference counted and pooled: a spawn, Done or wait costs no
-// allocation in the steady state.
+// Records are reference counted and live in one slab per engine, addressed
+// by recRef: a spawn, Done or wait costs no allocation in the steady state,
+// and neither a record nor the frames, tasks, values and accumulators that
+// refer to records hold a Go pointer for them. Every store of a pointer
+// pays a write barrier while the collector marks, which with GOMAXPROCS=1
+// is a third of a profiled fib's run, and the barriers and the marking
+// they fed were 15% of its CPU time (perf, fib -n 31) when records were
+// heap objects linked by pointers.
 type record struct {
-	up   *record
+	up   recRef
+	refs int32
 	id   uint64 // frame activation
 	o    int64  // own strands of that frame on the path
 	pos  int64  // event number where the segment ends; decreases along up
 	conn bool   // the path passes the frame's start, so up is its parent's record
-	refs int32
 }
 
+// recRef is a record's index in its pool's slab; 0 is no record.
+type recRef int32
+
 type recordPool struct {
-	free []*record
+	recs []record // recs[0] is unused: recRef 0 is nil
+	free []recRef
 	live int
 	all  int // ever allocated: the peak, since free never shrinks
 }
 
-func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up *record) *record {
-	var r *record
+func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef) recRef {
+	var r recRef
 	if n := len(rp.free); n > 0 {
 		r = rp.free[n-1]
 		rp.free = rp.free[:n-1]
 	} else {
-		r = new(record)
-		rp.all++
+		r = rp.grow()
 	}
 	rp.live++
-	if up != nil {
-		up.refs++
+	if up != 0 {
+		rp.recs[up].refs++
 	}
-	// Field by field, not *r = record{...}: the composite is built on the
+	// Field by field, not *p = record{...}: the composite is built on the
 	// stack 8 bytes at a time and copied 16 at a time, and each such load
 	// stalled on the stores it spans (half of recordOf's samples in
 	// profiled stencil, perf annotate). Every field is set.
-	r.up, r.id, r.o, r.pos = up, id, o, pos
-	r.conn, r.refs = conn, 1
+	p := &rp.recs[r]
+	p.up, p.id, p.o, p.pos = up, id, o, pos
+	p.conn, p.refs = conn, 1
 	return r
 }
 
-func (rp *recordPool) retain(r *record) *record {
-	if r != nil {
-		r.refs++
+// grow adds a record to the slab and returns it. A slab that grows is
+// copied, which moves the records: callers hold recRefs, never pointers
+// into the slab across a get.
+//
+//go:noinline
+func (rp *recordPool) grow() recRef {
+	if len(rp.recs) == 0 {
+		rp.recs = make([]record, 1, 64)
+	}
+	rp.recs = append(rp.recs, record{})
+	rp.all++
+	return recRef(len(rp.recs) - 1)
+}
+
+func (rp *recordPool) retain(r recRef) recRef {
+	if r != 0 {
+		rp.recs[r].refs++
 	}
 	return r
 }
 
-func (rp *recordPool) release(r *record) {
-	for r != nil {
-		r.refs--
-		if r.refs > 0 {
+func (rp *recordPool) release(r recRef) {
+	for r != 0 {
+		p := &rp.recs[r]
+		p.refs--
+		if p.refs > 0 {
 			return
 		}
-		up := r.up
-		r.up = nil
+		up := p.up
+		p.up = 0
 		rp.live--
 		rp.free = append(rp.free, r)
 		r = up
@@ -71,11 +96,16 @@ func (rp *recordPool) release(r *record) {
 // find returns the record of frame id on chain r, looking no further back
 // than event start (the frame's first event): records are ordered by
 // decreasing pos, and a frame has no segment before it started.
-func find(r *record, id uint64, start int64) *record {
-	for ; r != nil && r.pos >= start; r = r.up {
-		if r.id == id {
+func (rp *recordPool) find(r recRef, id uint64, start int64) recRef {
+	for r != 0 {
+		p := &rp.recs[r]
+		if p.pos < start {
+			return 0
+		}
+		if p.id == id {
 			return r
 		}
+		r = p.up
 	}
-	return nil
+	return 0
 }

@@ -19,15 +19,28 @@ import "github.com/spanprof/spanprof/spanprofile"
 // exclusively owned prof is updated in place. Nodes and arrays come from free
 // lists, so the steady state allocates nothing.
 //
+// Nodes live in one slab and are linked by index (nodeRef), and a prof names
+// its array by index (arrRef): a prof and a node hold no Go pointer, so the
+// hot path's stores into them (a spawn shares its parent's prof, a wait
+// moves a join object's, every strand may push a node) pay no write
+// barrier, and the collector does not scan them (see record.go for what the
+// barriers cost).
+//
 // Not safe for concurrent use; each engine owns its profPool.
 
 // profNode is one pending update. While refs > 1 it is immutable.
 type profNode struct {
-	next *profNode // older updates; this node holds a reference on it
+	next nodeRef // older updates; this node holds a reference on it
 	refs int32
 	key  int32
 	rec  spanprofile.Measurement
 }
+
+// nodeRef is a profNode's index in its pool's slab; 0 is no node.
+type nodeRef int32
+
+// arrRef is a profArray's index in its pool's arrs; 0 is no array.
+type arrRef int32
 
 // profArray is the flushed array component R.arr of Figure 4.
 type profArray struct {
@@ -82,8 +95,8 @@ func addMeasurement(dst, m *spanprofile.Measurement) {
 // one reference on arr and one on head; copying the struct does not, so
 // callers copy only through share or move it and zero the source.
 type prof struct {
-	arr  *profArray
-	head *profNode
+	arr  arrRef
+	head nodeRef
 	n    int32 // list length above arr
 	// own counts the nodes this handle pushed since it was made by share
 	// or last flushed. Figure 4 flushes when the list reaches S elements
@@ -94,9 +107,11 @@ type prof struct {
 
 // profPool holds free nodes and arrays and the current key space size S.
 type profPool struct {
-	nodes  []*profNode
-	arrays []*profArray
-	keys   int32 // S: keys discovered so far
+	slab   []profNode   // every node; slab[0] is unused: nodeRef 0 is nil
+	nodes  []nodeRef    // the free ones
+	arrs   []*profArray // every array; arrs[0] is nil: arrRef 0 is none
+	arrays []arrRef     // the free ones
+	keys   int32        // S: keys discovered so far
 
 	// Live counts, for the tests that check nothing leaks, and the
 	// flushes, for the test of how often a loop of spawns flushes.
@@ -105,58 +120,91 @@ type profPool struct {
 
 	// Everything ever allocated, for the memory the run reports: free
 	// lists never shrink, so this is the peak.
-	allNodes  int
-	allArrays []*profArray
+	allNodes int
 }
 
-func (pp *profPool) node() *profNode {
+// nd returns node r. The pointer is good until the next node is taken:
+// a slab that grows is copied.
+func (pp *profPool) nd(r nodeRef) *profNode { return &pp.slab[r] }
+
+// ar returns array r, or nil for 0.
+func (pp *profPool) ar(r arrRef) *profArray {
+	if r == 0 {
+		return nil
+	}
+	return pp.arrs[r]
+}
+
+// allArrays returns every array made.
+func (pp *profPool) allArrays() []*profArray {
+	if len(pp.arrs) == 0 {
+		return nil
+	}
+	return pp.arrs[1:]
+}
+
+func (pp *profPool) node() nodeRef {
 	pp.liveNodes++
 	if n := len(pp.nodes); n > 0 {
 		nd := pp.nodes[n-1]
 		pp.nodes = pp.nodes[:n-1]
 		return nd
 	}
-	pp.allNodes++
-	return new(profNode)
+	return pp.newNode()
 }
 
-func (pp *profPool) array() *profArray {
+//go:noinline
+func (pp *profPool) newNode() nodeRef {
+	if len(pp.slab) == 0 {
+		pp.slab = make([]profNode, 1, 64)
+	}
+	pp.allNodes++
+	pp.slab = append(pp.slab, profNode{})
+	return nodeRef(len(pp.slab) - 1)
+}
+
+func (pp *profPool) array() arrRef {
 	pp.liveArrays++
 	if n := len(pp.arrays); n > 0 {
 		a := pp.arrays[n-1]
 		pp.arrays = pp.arrays[:n-1]
-		a.refs = 1
+		pp.arrs[a].refs = 1
 		return a
 	}
 	a := &profArray{refs: 1}
 	a.grow(int(pp.keys))
-	pp.allArrays = append(pp.allArrays, a)
-	return a
+	if len(pp.arrs) == 0 {
+		pp.arrs = append(pp.arrs, nil)
+	}
+	pp.arrs = append(pp.arrs, a)
+	return arrRef(len(pp.arrs) - 1)
 }
 
 // freeArray clears only the nonzero entries and keeps the memory (the
 // fourth optimisation of Cilkprof §7).
-func (pp *profPool) freeArray(a *profArray) {
+func (pp *profPool) freeArray(r arrRef) {
+	a := pp.arrs[r]
 	for _, k := range a.used {
 		a.recs[k] = spanprofile.Measurement{}
 		a.has[k] = false
 	}
 	a.used = a.used[:0]
 	pp.liveArrays--
-	pp.arrays = append(pp.arrays, a)
+	pp.arrays = append(pp.arrays, r)
 }
 
-func (pp *profPool) releaseNodes(nd *profNode) {
-	for nd != nil {
+func (pp *profPool) releaseNodes(r nodeRef) {
+	for r != 0 {
+		nd := &pp.slab[r]
 		nd.refs--
 		if nd.refs > 0 {
 			return
 		}
 		next := nd.next
-		nd.next = nil
+		nd.next = 0
 		pp.liveNodes--
-		pp.nodes = append(pp.nodes, nd)
-		nd = next
+		pp.nodes = append(pp.nodes, r)
+		r = next
 	}
 }
 
@@ -209,11 +257,11 @@ func (pp *profPool) shareInto(dst, p *prof) {
 	if l := pp.flushLimit(); p.own >= l/2 || p.n >= l {
 		pp.flush(p)
 	}
-	if p.arr != nil {
-		p.arr.refs++
+	if p.arr != 0 {
+		pp.arrs[p.arr].refs++
 	}
-	if p.head != nil {
-		p.head.refs++
+	if p.head != 0 {
+		pp.slab[p.head].refs++
 	}
 	dst.arr, dst.head = p.arr, p.head
 	dst.n, dst.own = p.n, 0
@@ -224,7 +272,7 @@ func (pp *profPool) shareInto(dst, p *prof) {
 func (pp *profPool) moveInto(dst, src *prof) {
 	dst.arr, dst.head = src.arr, src.head
 	dst.n, dst.own = src.n, src.own
-	src.arr, src.head = nil, nil
+	src.arr, src.head = 0, 0
 	src.n, src.own = 0, 0
 }
 
@@ -232,11 +280,11 @@ func (pp *profPool) moveInto(dst, src *prof) {
 // it, so p need not flush first (the sink of the critical path is one).
 func (pp *profPool) hold(p *prof) prof {
 	q := *p
-	if q.arr != nil {
-		q.arr.refs++
+	if q.arr != 0 {
+		pp.arrs[q.arr].refs++
 	}
-	if q.head != nil {
-		q.head.refs++
+	if q.head != 0 {
+		pp.slab[q.head].refs++
 	}
 	q.own = 0
 	return q
@@ -244,9 +292,10 @@ func (pp *profPool) hold(p *prof) prof {
 
 // init is INIT(R) of Figure 4: R becomes empty.
 func (pp *profPool) init(p *prof) {
-	if p.arr != nil {
-		p.arr.refs--
-		if p.arr.refs == 0 {
+	if p.arr != 0 {
+		a := pp.arrs[p.arr]
+		a.refs--
+		if a.refs == 0 {
 			pp.freeArray(p.arr)
 		}
 	}
@@ -282,8 +331,8 @@ func (pp *profPool) updatePtr(p *prof, key int32, m *spanprofile.Measurement) {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
-	if p.head == nil {
-		if a := p.arr; a != nil && a.refs == 1 && int(key) < len(a.recs) {
+	if p.head == 0 {
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
 			// Figure 4 line 16, in place because nobody shares it.
 			if !a.has[key] {
 				a.has[key] = true
@@ -292,7 +341,7 @@ func (pp *profPool) updatePtr(p *prof, key int32, m *spanprofile.Measurement) {
 			addMeasurement(&a.recs[key], m)
 			return
 		}
-	} else if h := p.head; h.refs == 1 && h.key == key {
+	} else if h := &pp.slab[p.head]; h.refs == 1 && h.key == key {
 		addMeasurement(&h.rec, m) // coalesce with an unshared pending update
 		return
 	}
@@ -309,11 +358,12 @@ func (pp *profPool) push(p *prof, key int32) *profNode {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
-	nd := pp.node()
+	r := pp.node()
+	nd := &pp.slab[r]
 	nd.next = p.head
 	nd.refs, nd.key = 1, key
 	nd.rec = spanprofile.Measurement{}
-	p.head = nd
+	p.head = r
 	p.n++
 	p.own++
 	return nd
@@ -341,8 +391,8 @@ func setMeasurement(dst, src *spanprofile.Measurement) {
 // makes, without building a Measurement: the hot path's common cases are an
 // array or a pending update that p owns alone.
 func (pp *profPool) addSpan(p *prof, key int32, d int64) {
-	if p.head == nil {
-		if a := p.arr; a != nil && a.refs == 1 && int(key) < len(a.recs) {
+	if p.head == 0 {
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
 			if !a.has[key] {
 				a.has[key] = true
 				a.used = append(a.used, key)
@@ -350,7 +400,7 @@ func (pp *profPool) addSpan(p *prof, key int32, d int64) {
 			a.recs[key].Local.Span += d
 			return
 		}
-	} else if h := p.head; h.refs == 1 && h.key == key {
+	} else if h := &pp.slab[p.head]; h.refs == 1 && h.key == key {
 		h.rec.Local.Span += d
 		return
 	}
@@ -363,8 +413,8 @@ func (pp *profPool) addSpan(p *prof, key int32, d int64) {
 // addLocal is update(p, key, {Local: {Count: 1, Work: w}}), the update of
 // an invocation that is neither top-call-site nor top-caller.
 func (pp *profPool) addLocal(p *prof, key int32, w int64) {
-	if p.head == nil {
-		if a := p.arr; a != nil && a.refs == 1 && int(key) < len(a.recs) {
+	if p.head == 0 {
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
 			if !a.has[key] {
 				a.has[key] = true
 				a.used = append(a.used, key)
@@ -373,7 +423,7 @@ func (pp *profPool) addLocal(p *prof, key int32, w int64) {
 			a.recs[key].Local.Work += w
 			return
 		}
-	} else if h := p.head; h.refs == 1 && h.key == key {
+	} else if h := &pp.slab[p.head]; h.refs == 1 && h.key == key {
 		h.rec.Local.Count++
 		h.rec.Local.Work += w
 		return
@@ -390,35 +440,39 @@ func (pp *profPool) addLocal(p *prof, key int32, w int64) {
 // elements being flushed.
 func (pp *profPool) flush(p *prof) {
 	pp.flushes++
-	a := p.arr
-	if a == nil || a.refs > 1 {
-		na := pp.array()
-		if a != nil {
+	ar := p.arr
+	if ar == 0 || pp.arrs[ar].refs > 1 {
+		nr := pp.array()
+		if ar != 0 {
+			a, na := pp.arrs[ar], pp.arrs[nr]
 			for _, k := range a.used {
 				na.add(k, a.recs[k])
 			}
 			a.refs--
 		}
-		a = na
+		ar = nr
 	}
-	for nd, i := p.head, int32(0); nd != nil && i < p.n; nd, i = nd.next, i+1 {
-		a.add(nd.key, nd.rec)
+	a := pp.arrs[ar]
+	for nd, i := p.head, int32(0); nd != 0 && i < p.n; nd, i = pp.slab[nd].next, i+1 {
+		a.add(pp.slab[nd].key, pp.slab[nd].rec)
 	}
 	pp.releaseNodes(p.head)
-	*p = prof{arr: a}
+	*p = prof{arr: ar}
 }
 
 // union is UNION(R, R') of Figure 4: add every element of src to dst and
 // leave src empty. The cost is the number of elements of src, which
 // Figure 4's accounting charges to the operations that created them.
 func (pp *profPool) union(dst, src *prof) {
-	if src.arr != nil {
-		for _, k := range src.arr.used {
-			pp.update(dst, k, src.arr.recs[k])
+	if src.arr != 0 {
+		a := pp.arrs[src.arr]
+		for _, k := range a.used {
+			pp.update(dst, k, a.recs[k])
 		}
 	}
-	for nd, i := src.head, int32(0); nd != nil && i < src.n; nd, i = nd.next, i+1 {
-		pp.update(dst, nd.key, nd.rec)
+	for nd, i := src.head, int32(0); nd != 0 && i < src.n; nd, i = pp.slab[nd].next, i+1 {
+		// update may grow the slab: read the node anew each time.
+		pp.update(dst, pp.slab[nd].key, pp.slab[nd].rec)
 	}
 	pp.init(src)
 }
@@ -426,15 +480,16 @@ func (pp *profPool) union(dst, src *prof) {
 // each calls fn for every key with its summed measurement, in key order;
 // it flushes p first (PRINT of Figure 4 without the INIT).
 func (pp *profPool) each(p *prof, fn func(key int32, m spanprofile.Measurement)) {
-	if p.head != nil || (p.arr != nil && p.arr.refs > 1) {
+	if p.head != 0 || (p.arr != 0 && pp.arrs[p.arr].refs > 1) {
 		pp.flush(p)
 	}
-	if p.arr == nil {
+	if p.arr == 0 {
 		return
 	}
-	for k := range p.arr.recs {
-		if p.arr.has[k] {
-			fn(int32(k), p.arr.recs[k])
+	a := pp.arrs[p.arr]
+	for k := range a.recs {
+		if a.has[k] {
+			fn(int32(k), a.recs[k])
 		}
 	}
 }

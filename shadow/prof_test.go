@@ -24,13 +24,13 @@ func contents(pp *profPool, p *prof) model {
 	out := model{}
 	// Read without flushing so the structure under test is not changed by
 	// looking at it: the array, then the list.
-	if p.arr != nil {
-		for _, k := range p.arr.used {
-			out.add(k, p.arr.recs[k])
+	if a := pp.ar(p.arr); a != nil {
+		for _, k := range a.used {
+			out.add(k, a.recs[k])
 		}
 	}
-	for nd, i := p.head, int32(0); nd != nil && i < p.n; nd, i = nd.next, i+1 {
-		out.add(nd.key, nd.rec)
+	for r, i := p.head, int32(0); r != 0 && i < p.n; r, i = pp.nd(r).next, i+1 {
+		out.add(pp.nd(r).key, pp.nd(r).rec)
 	}
 	for k, v := range out {
 		if v == (spanprofile.Measurement{}) {
@@ -227,7 +227,7 @@ func TestAssignAdoptsTheList(t *testing.T) {
 	}
 	var next prof
 	pp.shareInto(&next, &parent) // the next spawn
-	if parent.head != nil || pp.flushes != 1 {
+	if parent.head != 0 || pp.flushes != 1 {
 		t.Errorf("the next share left the parent %d pending updates after %d flushes; want them flushed once", parent.n, pp.flushes)
 	}
 	for _, p := range []*prof{&parent, &next} {

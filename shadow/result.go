@@ -175,7 +175,7 @@ func (e *engine) shadowBytes() int64 {
 		int64(cap(e.joins.keys))*int64(unsafe.Sizeof(unsafe.Pointer(nil))+unsafe.Sizeof(joinAcc{})) +
 		int64(cap(e.onWork))*int64(unsafe.Sizeof(m)+unsafe.Sizeof(ctxSizes{})) + int64(cap(e.hists))*4 +
 		int64(cap(e.cct.parent)+cap(e.cct.site)+cap(e.cct.vals))*4 + int64(cap(e.cct.keys))*8
-	for _, a := range e.pp.allArrays {
+	for _, a := range e.pp.allArrays() {
 		n += int64(cap(a.recs))*int64(unsafe.Sizeof(m)) + int64(cap(a.has)) + int64(cap(a.used))*4
 	}
 	for _, g := range e.allG {

@@ -831,15 +831,21 @@ func (e *engine) wait(obj unsafe.Pointer) {
 	}
 	acc := &e.joins.accs[i]
 	if e.wi != nil {
-		e.wi.takeLanes(obj, acc)
+		e.wi.takeLanes(obj, &e.joins.ext(acc).w)
 	}
-	for _, v := range acc.lanes {
-		e.longest(acc, v)
+	var v value
+	if acc.ext != 0 {
+		// longest gives acc no new joinExt (it has one), so the slice
+		// of them does not move under the loop.
+		for _, l := range e.joins.exts[acc.ext].lanes {
+			e.longest(acc, l)
+		}
+		v.w = e.joins.exts[acc.ext].w
+		e.joins.freeExt(acc)
 	}
 	// The value moves out field by field (see spawnBegin); removeAt then
 	// clears the slot, which owns nothing any more.
-	var v value
-	v.t, v.tb, v.chain, v.w = acc.t, acc.tb, acc.chain, acc.w
+	v.t, v.tb, v.chain = acc.t, acc.tb, acc.chain
 	e.pp.moveInto(&v.path, &acc.path)
 	e.joins.removeAt(i)
 	e.follow(&v)
@@ -881,7 +887,8 @@ func (e *engine) contribute(obj unsafe.Pointer, v value) {
 			e.wi.lane(obj, v.w)
 			v.w = nil
 		}
-		acc.lanes = append(acc.lanes, v)
+		x := e.joins.ext(acc)
+		x.lanes = append(x.lanes, v)
 		return
 	}
 	e.longest(acc, v)
@@ -890,10 +897,11 @@ func (e *engine) contribute(obj unsafe.Pointer, v value) {
 // longest keeps in acc the longer of its path and v's, and drops the other.
 func (e *engine) longest(acc *joinAcc, v value) {
 	if v.w != nil {
-		if acc.w == nil {
-			acc.w = e.wi.get()
+		x := e.joins.ext(acc)
+		if x.w == nil {
+			x.w = e.wi.get()
 		}
-		e.wi.maxInto(acc.w, v.w)
+		e.wi.maxInto(x.w, v.w)
 		v.w = nil
 	}
 	if v.tb > acc.tb {

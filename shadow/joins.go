@@ -5,12 +5,23 @@ import "unsafe"
 // joinAcc is a join object's accumulator (docs/model.md): the longest path
 // of the contributions since the last wait on the object, and the longest
 // burdened path.
+//
+// It holds no Go pointer: every wait moves accumulators in the table
+// (removeAt), and an accumulator with pointers was copied with write
+// barriers and bulk barrier checks. What needs pointers, and only some runs
+// have, lives in a joinExt beside it.
 type joinAcc struct {
 	has   bool
+	ext   int32 // index of the accumulator's joinExt in joinTable.exts; 0: none
 	t, tb int64
 	path  prof
 	chain recRef
-	w     *wvec // the what-if variants (whatif.go); nil without
+}
+
+// joinExt is the part of an accumulator that only a run with a what-if
+// profile or a group with a limit needs.
+type joinExt struct {
+	w *wvec // the what-if variants (whatif.go); nil without
 	// lanes are the ends of the children of a group with a limit since
 	// its last wait, one per slot (limit.go).
 	lanes []value
@@ -25,6 +36,45 @@ type joinTable struct {
 	keys []unsafe.Pointer
 	accs []joinAcc
 	n    int
+
+	exts     []joinExt // exts[0] is unused: ext 0 is none
+	freeExts []int32
+}
+
+// ext returns acc's joinExt, giving it one if it has none. The pointer is
+// good until the next ext given: the slice of them grows by copying.
+func (jt *joinTable) ext(acc *joinAcc) *joinExt {
+	if acc.ext == 0 {
+		if n := len(jt.freeExts); n > 0 {
+			acc.ext = jt.freeExts[n-1]
+			jt.freeExts = jt.freeExts[:n-1]
+		} else {
+			if len(jt.exts) == 0 {
+				jt.exts = append(jt.exts, joinExt{})
+			}
+			jt.exts = append(jt.exts, joinExt{})
+			acc.ext = int32(len(jt.exts) - 1)
+		}
+	}
+	return &jt.exts[acc.ext]
+}
+
+// extOf returns acc's joinExt, or nil if it has none.
+func (jt *joinTable) extOf(acc *joinAcc) *joinExt {
+	if acc.ext == 0 {
+		return nil
+	}
+	return &jt.exts[acc.ext]
+}
+
+// freeExt takes acc's joinExt back, whose contents the caller has taken
+// over or dropped.
+func (jt *joinTable) freeExt(acc *joinAcc) {
+	if acc.ext != 0 {
+		jt.exts[acc.ext] = joinExt{}
+		jt.freeExts = append(jt.freeExts, acc.ext)
+		acc.ext = 0
+	}
 }
 
 func (jt *joinTable) init() {
@@ -55,12 +105,13 @@ func (jt *joinTable) get(p unsafe.Pointer) *joinAcc {
 	}
 }
 
-// take removes p's accumulator and returns it.
+// take removes p's accumulator and returns it, without its joinExt.
 func (jt *joinTable) take(p unsafe.Pointer) (joinAcc, bool) {
 	i := jt.find(p)
 	if i < 0 {
 		return joinAcc{}, false
 	}
+	jt.freeExt(&jt.accs[i])
 	acc := jt.accs[i]
 	jt.removeAt(i)
 	return acc, true
@@ -82,7 +133,7 @@ func (jt *joinTable) find(p unsafe.Pointer) int {
 }
 
 // removeAt removes the accumulator in slot i, whose contents the caller
-// has taken over.
+// has taken over (its joinExt freed).
 func (jt *joinTable) removeAt(at int) {
 	mask := uint64(len(jt.keys) - 1)
 	i := uint64(at)

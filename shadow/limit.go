@@ -50,20 +50,20 @@ func (e *engine) slotAt(obj unsafe.Pointer, d uintptr, site SiteID) {
 	if k <= 0 {
 		return // no limit, or 0, with which Go blocks for ever
 	}
-	acc := e.joins.get(obj)
-	if len(acc.lanes) < k {
+	x := e.joins.extOf(e.joins.get(obj))
+	if x == nil || len(x.lanes) < k {
 		return
 	}
 	e.tick()
 	e.unwindTo(d)
 	first := 0
-	for i, v := range acc.lanes {
-		if v.t < acc.lanes[first].t {
+	for i, v := range x.lanes {
+		if v.t < x.lanes[first].t {
 			first = i
 		}
 	}
-	v := acc.lanes[first]
-	acc.lanes = append(acc.lanes[:first], acc.lanes[first+1:]...)
+	v := x.lanes[first]
+	x.lanes = append(x.lanes[:first], x.lanes[first+1:]...)
 	if st := e.cur; v.t > st.tasks[len(st.tasks)-1].t {
 		e.slotWait(site, k, v.t-st.tasks[len(st.tasks)-1].t)
 	}

@@ -318,19 +318,20 @@ func (w *whatIf) slot(obj unsafe.Pointer, tk *task) {
 }
 
 // takeLanes moves the slots of group obj into its accumulator at a wait.
-func (w *whatIf) takeLanes(obj unsafe.Pointer, acc *joinAcc) {
+// The accumulator's variants are *aw (its joinExt's).
+func (w *whatIf) takeLanes(obj unsafe.Pointer, aw **wvec) {
 	ls, ok := w.lanes[obj]
 	if !ok {
 		return
 	}
 	delete(w.lanes, obj)
-	if acc.w == nil {
-		acc.w = w.get()
+	if *aw == nil {
+		*aw = w.get()
 	}
 	for k, l := range ls {
 		for _, p := range l {
-			acc.w.v[2*k] = max(acc.w.v[2*k], p.t)
-			acc.w.v[2*k+1] = max(acc.w.v[2*k+1], p.tb)
+			(*aw).v[2*k] = max((*aw).v[2*k], p.t)
+			(*aw).v[2*k+1] = max((*aw).v[2*k+1], p.tb)
 		}
 	}
 }

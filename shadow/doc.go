@@ -137,5 +137,9 @@
 // from somewhere other than the waiting frame looks for that frame along the
 // path (bounded by the events since the frame started) and a Done visits the
 // goroutine's open invocations. Space is O(D·S) for stack depth D and S
-// contexts, and the steady state allocates nothing.
+// contexts, and the steady state allocates nothing. The structures every
+// event writes (records, the profs' pending updates, frames, join
+// accumulators) hold no Go pointers: records and update nodes live in slabs
+// and refer to each other by int32 index, so their stores pay no write
+// barrier and the collector does not scan them.
 package shadow

@@ -56,9 +56,11 @@ type frame struct {
 	topCS     bool // no invocation of the same site is active above (Cilkprof §6)
 	topCaller bool // no invocation from the same function is active above
 	// conn reports whether the path of o passes the frame's start (see o
-	// below); it sits with the other flags so that a frame takes 112
-	// bytes, not 120: serial mode keeps one per live invocation, a
-	// million in a fork chain a million deep.
+	// below); it sits with the other flags so that a frame takes 104
+	// bytes, not 112: serial mode keeps one per live invocation, a
+	// million in a fork chain a million deep. A frame holds no Go
+	// pointer (up and rec are slab indices), so the collector never
+	// scans the frames.
 	conn bool
 
 	// issuer is how deep in its goroutine's stack the Go function that
@@ -408,8 +410,8 @@ func (e *engine) push(site SiteID, d uintptr) {
 	if len(st.frames) == cap(st.frames) {
 		st.frames = append(st.frames, frame{})[:len(st.frames)]
 	}
-	// Fill the new slot field by field: its pointer fields are already nil
-	// (pop clears them), so this costs no write barriers or bulk copy.
+	// Fill the new slot field by field: its record indices are already 0
+	// (pop clears them), so this costs no bulk copy.
 	st.frames = st.frames[:len(st.frames)+1]
 	f := &st.frames[len(st.frames)-1]
 	f.id, f.start, f.mark = e.nextID, e.seq, e.seq

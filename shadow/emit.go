@@ -92,10 +92,16 @@ const (
 // at depth d.
 func spawnChild(g, d uintptr, site SiteID) child {
 	e, how := spawnHow(g, site)
-	if how == runSerial {
+	switch how {
+	case runSerial:
 		// beginChild, written out: this is every spawn in serial mode.
 		e.spawnBeginAt(site, d)
 		return child{e: e, how: runSerial}
+	case runParallel:
+		// Here too, one frame less above the engine's work on a new
+		// goroutine's stack (see newG).
+		st, inline := e.parSpawn(site, false, d)
+		return parChild(e, st, inline)
 	}
 	return beginChild(e, how, site, d, anywhere)
 }
@@ -114,17 +120,23 @@ func beginChild(e *engine, how runHow, site SiteID, d uintptr, where childPlace)
 			return child{}
 		}
 		st, inline := e.parSpawn(site, where == ownGoroutine, d)
-		switch {
-		case st != nil:
-			// The parent, read before the child's goroutine starts: once
-			// it has ended, its state may be reused.
-			return child{e: e, st: st, parent: st.parent, how: runGoroutine}
-		case inline:
-			return child{e: e, how: runLocked}
-		}
-		return child{} // not a profiled goroutine (gate.go)
+		return parChild(e, st, inline)
 	}
 	return child{e: e, how: how}
+}
+
+// parChild is the child of a spawn that parSpawn took: on a goroutine of
+// its own with state st, or inline, or run as written.
+func parChild(e *engine, st *gstate, inline bool) child {
+	switch {
+	case st != nil:
+		// The parent, read before the child's goroutine starts: once
+		// it has ended, its state may be reused.
+		return child{e: e, st: st, parent: st.parent, how: runGoroutine}
+	case inline:
+		return child{e: e, how: runLocked}
+	}
+	return child{} // not a profiled goroutine (gate.go)
 }
 
 // inline reports whether the child runs inline: the spawning goroutine
@@ -158,13 +170,30 @@ func (c child) endGlue(obj unsafe.Pointer, d uintptr) {
 	}
 }
 
-// start runs first on the child's own goroutine.
-func (c child) start() { c.e.startG(c.st) }
+// start runs first on the child's own goroutine; the exit it returns runs
+// last.
+func (c child) start() ownChild {
+	c.e.startG(c.st)
+	return ownChild{c.e, c.st}
+}
 
 // exit runs last on the child's own goroutine, deferred so that a panic or
 // runtime.Goexit still ends it; the child's return signals obj, or nothing
 // if obj is nil.
 func (c child) exit(obj unsafe.Pointer) { c.e.endG(c.st, obj) }
+
+// ownChild is a child on its own goroutine, from its start: two words, not
+// the child's four, kept in the frame of the function that defers its exit
+// (errgroup's wrapper and GroupGo's closure run the whole child, and every
+// byte of their frames is one less for the engine's work below them: see
+// newG).
+type ownChild struct {
+	e  *engine
+	st *gstate
+}
+
+// exit is child.exit.
+func (o ownChild) exit(obj unsafe.Pointer) { o.e.endG(o.st, obj) }
 
 // resume runs on the spawning goroutine once it has started the child's:
 // the cost of starting a goroutine is the burden's (parallel.go), not a

@@ -46,8 +46,7 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 		}
 	case c.own():
 		g.Go(func() error {
-			c.start()
-			defer c.exit(unsafe.Pointer(g))
+			defer c.start().exit(unsafe.Pointer(g))
 			return f()
 		})
 		c.resume()
@@ -88,8 +87,7 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 			if !c.own() {
 				return f()
 			}
-			c.start()
-			defer c.exit(unsafe.Pointer(g))
+			defer c.start().exit(unsafe.Pointer(g))
 			return f()
 		})
 		if ok {

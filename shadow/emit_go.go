@@ -20,8 +20,7 @@ func Go(site SiteID, f func()) {
 		}
 	case c.own():
 		go func() {
-			c.start()
-			defer c.exit(nil)
+			defer c.start().exit(nil)
 			f()
 		}()
 		c.resume()

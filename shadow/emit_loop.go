@@ -119,8 +119,7 @@ func parlibSplit(e *engine, how runHow, pg *parlib.Group, site SiteID, d uintptr
 			c.end(obj, d)
 		case c.own():
 			pg.Spawn(func() {
-				c.start()
-				defer c.exit(obj)
+				defer c.start().exit(obj)
 				// Another goroutine's stack: the depth of the loop's
 				// caller means nothing there.
 				parlibSplit(e, how, pg, site, noDepth, mid, top, grain, body)

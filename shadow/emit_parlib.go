@@ -29,8 +29,7 @@ func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 		c.end(unsafe.Pointer(g), d)
 	case c.own():
 		g.Spawn(func() {
-			c.start()
-			defer c.exit(unsafe.Pointer(g))
+			defer c.start().exit(unsafe.Pointer(g))
 			f()
 		})
 		c.resume()
@@ -147,8 +146,7 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 			c.end(obj, d)
 		case c.own():
 			g.Spawn(func() {
-				c.start()
-				defer c.exit(obj)
+				defer c.start().exit(obj)
 				f()
 			})
 			c.resume()

@@ -27,8 +27,7 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.start()
-			defer c.exit(unsafe.Pointer(wg)) // before Done: the wait must find it
+			defer c.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
 			f()
 		}()
 		c.resume()

@@ -289,12 +289,13 @@ func (e *engine) spawnG(site SiteID, fork recRef) *gstate {
 // GroupGo, the way to parSpawn) take about 600 of them, and in a fork/join
 // program nearly every goroutine's first event is a spawn. So spawnG's
 // frame is kept small, and what needs stack is taken on its own (this
-// function, recordOf from parSpawn, and take from lock): with the fork's
-// record taken inside a spawnG that held all of this, 400 bytes deep,
-// parallel fib(27) copied 197,000 stacks for its 318,000 goroutines
-// (13-20% of its CPU time), and 81,000-95,000 with them apart. The rest
-// copy in the engine's own deepest work (a strand's profile, an
-// invocation's end) or in the runtime's, below a wait or a spawn.
+// function, recordOf from parSpawn, and take from lock; the spawn's own
+// frames are trimmed too: spawnChild, ownChild): with the fork's record
+// taken inside a spawnG that held all of this, 400 bytes deep, parallel
+// fib(27) copied 196,000 stacks for its 318,000 goroutines (13-20% of its
+// CPU time), and 77,000 now. The rest copy in the engine's own deepest
+// work (a strand's profile, an invocation's end) below two or more levels
+// of the program's recursion, or in the runtime's.
 //
 //go:noinline
 func (e *engine) newG(p *gstate) *gstate {

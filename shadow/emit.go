@@ -93,6 +93,9 @@ const (
 func spawnChild(g, d uintptr, site SiteID) child {
 	e, how := spawnHow(g, site)
 	if how == runSerial {
+		if d > stackCap { // inline, the child would outgrow the stack (stacklimit.go)
+			e.tooDeep(site, d)
+		}
 		// beginChild, written out: this is every spawn in serial mode.
 		e.spawnBeginAt(site, d)
 		return child{e: e, how: runSerial}

@@ -94,6 +94,9 @@ func spawnChild(g, d uintptr, site SiteID) child {
 	e, how := spawnHow(g, site)
 	switch how {
 	case runSerial:
+		if d > stackCap { // inline, the child would outgrow the stack (stacklimit.go)
+			e.tooDeep(site, d)
+		}
 		// beginChild, written out: this is every spawn in serial mode.
 		e.spawnBeginAt(site, d)
 		return child{e: e, how: runSerial}

@@ -194,6 +194,7 @@ func start(o options) error {
 	startWatchdog() // before the engine's first reading, so its cost is no strand's
 	e := newEngine(cfg, &registry)
 	e.merge = merge
+	setStackCap()
 	current = e
 	watchedEngine.Store(e)
 	return nil

@@ -163,7 +163,8 @@ type Profile struct {
 
 	// Ended says how the run ended when it did not complete: "deadlock"
 	// (every goroutine asleep), "watchdog" (serial mode's inline run
-	// deadlocked), "signal SIGINT", "exit 3" (os.Exit with a nonzero
+	// deadlocked), "stack" (serial mode's inline spawns nested past Go's
+	// stack limit), "signal SIGINT", "exit 3" (os.Exit with a nonzero
 	// status), "panic" (main panicked); "" or "completed" when it did. The profile then holds what
 	// ran until then.
 	Ended string `json:"ended,omitempty"`

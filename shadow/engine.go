@@ -408,7 +408,7 @@ func (e *engine) push(site SiteID, d uintptr) {
 	fn := e.fn[s]
 	tk := &st.tasks[len(st.tasks)-1]
 	if len(st.frames) == cap(st.frames) {
-		st.frames = append(st.frames, frame{})[:len(st.frames)]
+		growSlab(&st.frames)
 	}
 	// Fill the new slot field by field: its record indices are already 0
 	// (pop clears them), so this costs no bulk copy.
@@ -716,6 +716,9 @@ func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	// The child's task is filled in place, field by field: a task built
 	// on the stack and appended is copied 16 bytes at a time, loads that
 	// stall on the 8- and 4-byte stores that built it.
+	if len(st.tasks) == cap(st.tasks) {
+		growSlab(&st.tasks)
+	}
 	st.tasks = append(st.tasks, task{})
 	parent, child := &st.tasks[pt], &st.tasks[pt+1]
 	child.t, child.tb = parent.t, parent.tb

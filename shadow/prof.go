@@ -159,6 +159,9 @@ func (pp *profPool) newNode() nodeRef {
 		pp.slab = make([]profNode, 1, 64)
 	}
 	pp.allNodes++
+	if len(pp.slab) == cap(pp.slab) {
+		growSlab(&pp.slab)
+	}
 	pp.slab = append(pp.slab, profNode{})
 	return nodeRef(len(pp.slab) - 1)
 }

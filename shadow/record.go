@@ -66,6 +66,9 @@ func (rp *recordPool) grow() recRef {
 	if len(rp.recs) == 0 {
 		rp.recs = make([]record, 1, 64)
 	}
+	if len(rp.recs) == cap(rp.recs) {
+		growSlab(&rp.recs)
+	}
 	rp.recs = append(rp.recs, record{})
 	rp.all++
 	return recRef(len(rp.recs) - 1)

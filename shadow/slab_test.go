@@ -1,132 +1,55 @@
 package shadow
 
 import (
-	"math/rand/v2"
-	"reflect"
 	"testing"
+	"unsafe"
 )
 
-// The structures that every event writes hold no Go pointer, so that their
-// stores pay no write barrier and the collector does not scan them
-// (record.go). A field with a pointer added to one of them would bring the
-// barriers back without failing any other test.
-func TestHotStructsHoldNoPointers(t *testing.T) {
-	var hasPtr func(reflect.Type) bool
-	hasPtr = func(ty reflect.Type) bool {
-		switch ty.Kind() {
-		case reflect.Pointer, reflect.UnsafePointer, reflect.Slice, reflect.Map, reflect.Chan,
-			reflect.Func, reflect.Interface, reflect.String:
-			return true
-		case reflect.Array:
-			return hasPtr(ty.Elem())
-		case reflect.Struct:
-			for i := range ty.NumField() {
-				if hasPtr(ty.Field(i).Type) {
-					return true
-				}
-			}
-		}
-		return false
+type slabElem struct {
+	p *int
+	x [7]uint64
+}
+
+// checkGrow grows a full slab of c elements and checks that growSlab kept length and contents, made room,
+// left the tail zero, and doubled a slab of bigSlab bytes or more.
+func checkGrow(t *testing.T, c int) {
+	n := c
+	t.Helper()
+	vals := make([]int, 4)
+	s := make([]slabElem, c)
+	for i := range s {
+		s[i] = slabElem{p: &vals[i%len(vals)], x: [7]uint64{uint64(i), ^uint64(i)}}
 	}
-	for _, v := range []any{record{}, profNode{}, prof{}, frame{}, joinAcc{}} {
-		if ty := reflect.TypeOf(v); hasPtr(ty) {
-			t.Errorf("%v holds a pointer", ty)
+	s = s[:n]
+	growSlab(&s)
+	if len(s) != n || cap(s) <= c {
+		t.Fatalf("len %d cap %d: grew to len %d cap %d", n, c, len(s), cap(s))
+	}
+	if size := uintptr(c) * unsafe.Sizeof(slabElem{}); size >= bigSlab && cap(s) != 2*c {
+		t.Errorf("slab of %d bytes: cap %d, want %d (doubled)", size, cap(s), 2*c)
+	}
+	for i, e := range s {
+		if e.p != &vals[i%len(vals)] || e.x[0] != uint64(i) || e.x[1] != ^uint64(i) {
+			t.Fatalf("len %d cap %d: element %d is %v after growing", n, c, i, e)
 		}
 	}
-	// The check itself must see a pointer where there is one.
-	if !hasPtr(reflect.TypeOf(joinExt{})) || !hasPtr(reflect.TypeOf(struct{ a [2]struct{ p *int } }{})) {
-		t.Fatal("hasPtr misses pointers")
+	for i, e := range s[len(s):cap(s)] {
+		if e != (slabElem{}) {
+			t.Fatalf("len %d cap %d: element %d past the length is %v, want zero", n, c, len(s)+i, e)
+		}
 	}
 }
 
-// The record slab against a model: random chains built, retained and
-// released across the slab's growth, every live record's fields and every
-// find checked against a walk of the model, and nothing left live at the
-// end.
-func TestRecordSlabOracle(t *testing.T) {
-	type mrec struct {
-		up     recRef
-		id     uint64
-		o, pos int64
-		conn   bool
-		refs   int32
+func TestGrowSlab(t *testing.T) {
+	elem := int(unsafe.Sizeof(slabElem{}))
+	for _, c := range []int{0, 1, 63, 64, 1000, bigSlab/elem - 1} {
+		checkGrow(t, c)
 	}
-	for seed := range uint64(50) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		var rp recordPool
-		model := map[recRef]*mrec{}
-		var held []recRef // one reference each, owned by the test
-		pos := int64(0)
-		release := func(x recRef) {
-			rp.release(x)
-			for x != 0 {
-				m := model[x]
-				m.refs--
-				if m.refs > 0 {
-					return
-				}
-				delete(model, x)
-				x = m.up
-			}
-		}
-		for range 2000 {
-			switch k := r.IntN(10); {
-			case k < 5 || len(held) == 0:
-				var up recRef
-				if len(held) > 0 && r.IntN(4) > 0 {
-					up = held[r.IntN(len(held))]
-				}
-				pos++
-				id := uint64(r.IntN(8))
-				x := rp.get(id, int64(r.IntN(100)), pos, r.IntN(2) == 0, up)
-				if model[x] != nil {
-					t.Fatalf("seed %d: get returned live record %d", seed, x)
-				}
-				if up != 0 {
-					model[up].refs++
-				}
-				model[x] = &mrec{up: up, id: id, o: rp.recs[x].o, pos: pos, conn: rp.recs[x].conn, refs: 1}
-				held = append(held, x)
-			case k < 7:
-				x := held[r.IntN(len(held))]
-				rp.retain(x)
-				model[x].refs++
-				held = append(held, x)
-			default:
-				i := r.IntN(len(held))
-				x := held[i]
-				held = append(held[:i], held[i+1:]...)
-				release(x)
-			}
-			if rp.live != len(model) {
-				t.Fatalf("seed %d: %d live records, model has %d", seed, rp.live, len(model))
-			}
-			for x, m := range model {
-				g := rp.recs[x]
-				if g.up != m.up || g.id != m.id || g.o != m.o || g.pos != m.pos || g.conn != m.conn || g.refs != m.refs {
-					t.Fatalf("seed %d: record %d is %+v, model %+v", seed, x, g, *m)
-				}
-			}
-			if len(held) > 0 {
-				x := held[r.IntN(len(held))]
-				id, start := uint64(r.IntN(8)), int64(r.IntN(int(pos)+1))
-				want := recRef(0)
-				for y := x; y != 0 && model[y].pos >= start; y = model[y].up {
-					if model[y].id == id {
-						want = y
-						break
-					}
-				}
-				if got := rp.find(x, id, start); got != want {
-					t.Fatalf("seed %d: find(%d, %d, %d) = %d, want %d", seed, x, id, start, got, want)
-				}
-			}
-		}
-		for _, x := range held {
-			release(x)
-		}
-		if rp.live != 0 || len(rp.free) != rp.all || rp.all != len(rp.recs)-1 {
-			t.Fatalf("seed %d: after releasing all, %d live, %d free of %d", seed, rp.live, len(rp.free), rp.all)
-		}
+	if testing.Short() {
+		return
 	}
+	// The doubling path, and the one that forces a collection with the
+	// pointers of the new copy live.
+	checkGrow(t, bigSlab/elem)
+	checkGrow(t, freeSlab/elem)
 }

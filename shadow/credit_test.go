@@ -63,6 +63,15 @@ func TestChainCreditsEndedAncestors(t *testing.T) {
 		m.add(1)
 		p := e.stop()
 
+		// Every link ends before the next starts, so when a link spawns,
+		// the run holds four states: the root's, the ended link that
+		// spawned this one, this one, and the new child. credit reaps
+		// each ended link's state once its child has ended too (it points
+		// the child past it); before, the chain kept all n.
+		if got := len(e.allG); got > 4 {
+			t.Errorf("%d goroutine states allocated for a chain of %d links; want at most 4", got, n)
+		}
+
 		links := int64(n * (n + 1) / 2)
 		if p.Work != links+2 {
 			t.Errorf("work %d, want %d", p.Work, links+2)

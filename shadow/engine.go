@@ -122,20 +122,18 @@ type gstate struct {
 	work int64
 	// A goroutine spawned for real credits its work, when it ends, to the
 	// invocations of its parent that were open at the spawn and still are:
-	// parent, and the spawn's event number and depth.
+	// parent, and the spawn's event number and depth. Once parent has
+	// ended, credit may point the state further up, past the ended states
+	// above it, with the event number and depth the walk ends with.
 	parent     *gstate
 	spawnSeq   int64
 	spawnDepth int
 	gen        uint64 // counts the times this state was reused
-	kids       int    // live goroutines spawned from this state
-	dead       bool   // the goroutine ended, and some kids are still live
-	// up, upSeq and upDepth, set once the state is dead (hasUp), skip the
-	// dead ancestors above it: where credit's walk up from it ends, with
-	// the spawn event and depth it ends with (path compression).
-	up      *gstate
-	upSeq   int64
-	upDepth int
-	hasUp   bool
+	// kids counts the states whose parent this is: live children, and
+	// ended ones with live children of their own. A state is reused only
+	// once it has ended and kids is 0 (reap).
+	kids int
+	dead bool // the goroutine ended, and some kids are still live
 
 	m     reader
 	calls callBuf // parallel accounting: calls not yet taken (parallel.go)
@@ -236,6 +234,9 @@ type engine struct {
 	par      parallel
 	allG     []*gstate // every goroutine state made, for stop and the memory count
 	freeG    []*gstate
+	// noCompress turns credit's path compression off (parallel.go), for a
+	// test that compares the profiles with and without it.
+	noCompress bool
 
 	hasSink bool
 	sink    value

@@ -427,27 +427,38 @@ func (e *engine) parSpawnInline(site SiteID, d uintptr) bool {
 //
 // If the parent has ended (children of one flat group, such as the halves
 // of a parlib loop, outlive the halves that spawned them), the work goes to
-// the invocation that was open at the parent's own spawn, and so on up: a
-// state is not reused while it has live children (reap), so the chain is
-// intact.
+// the invocation that was open at the parent's own spawn, and so on up.
 //
-// The walk up dead ancestors is compressed as a union-find's path (Tarjan,
-// "Efficiency of a good but not linear set union algorithm", JACM 1975):
-// each dead state on it is pointed at where the walk ends, with the spawn
-// event and depth it ends with, which are the same from anywhere on the
-// path. A chain of goroutines each spawning the next and ending first
-// (examples/deepchain) made the walks quadratic: 10⁶ links, each walking
-// up all the ended links above it. A dead state is not reused while it has
-// live children (reap), nor, therefore, is any state a shortcut leads to
-// from it.
+// The walk up ended ancestors is compressed as a union-find's path (Tarjan,
+// "Efficiency of a good but not linear set union algorithm", JACM 1975): c
+// and each ended state on it are pointed at where the walk ends, with the
+// spawn event and depth it ends with, which are the same from anywhere on
+// the path. A state pointed away from has one child less, and an ended one
+// left with none is reaped: nothing points at it any more. A chain of
+// goroutines each spawning the next and ending first (examples/deepchain)
+// made the walks quadratic, 10⁶ links each walking up all the ended links
+// above it; shortcuts beside the parent pointers made them short, but kept
+// every ended link's state, each holding its child's parent, until the
+// last link ended: 1.2 GB for 10⁶ links, where the program keeps a few
+// goroutines alive. Now the chain needs four states however long it is.
 func (e *engine) credit(c *gstate, w int64) {
 	p, seq, depth := c.parent, c.spawnSeq, c.spawnDepth
 	for p != nil && p.dead {
-		p, seq, depth = p.above()
+		p, seq, depth = p.parent, p.spawnSeq, p.spawnDepth
 	}
-	for r := c.parent; r != nil && r.dead && r != p; {
-		next, _, _ := r.above()
-		r.up, r.upSeq, r.upDepth, r.hasUp = p, seq, depth, true
+	for r := c; r.parent != p && !e.noCompress; {
+		next := r.parent
+		r.parent, r.spawnSeq, r.spawnDepth = p, seq, depth
+		if p != nil {
+			p.kids++
+		}
+		next.kids--
+		if next.kids == 0 {
+			// Ended, and nothing points at it now: reap frees it, and
+			// the ended states above it up to p that held only it.
+			e.reap(next)
+			break
+		}
 		r = next
 	}
 	if p == nil || len(p.tasks) == 0 {
@@ -461,25 +472,14 @@ func (e *engine) credit(c *gstate, w int64) {
 	}
 }
 
-// above returns the next state up from dead state s on credit's walk, with
-// the spawn event and depth the walk carries there: its shortcut if it has
-// one, else its parent.
-func (s *gstate) above() (*gstate, int64, int) {
-	if s.hasUp {
-		return s.up, s.upSeq, s.upDepth
-	}
-	return s.parent, s.spawnSeq, s.spawnDepth
-}
-
-// reap frees the state of an ended goroutine once none of its children is
-// live, and then its ancestors that were waiting only for it.
+// reap frees the state of an ended goroutine once nothing points at it,
+// and then its ancestors that were held only by it.
 func (e *engine) reap(c *gstate) {
 	for c != nil && c.dead && c.kids == 0 {
 		p := c.parent
 		c.gen++
 		c.parent = nil
 		c.dead = false
-		c.up, c.hasUp = nil, false
 		e.freeG = append(e.freeG, c)
 		if p == nil {
 			return

@@ -98,7 +98,7 @@ func (e *engine) joinAtStop(st *gstate) {
 	st.dead = true
 	p := st.parent
 	for p != nil && p.dead {
-		p, _, _ = p.above()
+		p = p.parent
 	}
 	if p == nil || len(p.tasks) == 0 {
 		if acc, ok := e.joins.take(unsafe.Pointer(&stopJoin)); ok {

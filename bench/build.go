@@ -34,8 +34,8 @@ type binaries struct {
 	name string
 	dir  string // the example's scratch directory: binaries, profile, trace
 	bin  [numVariants]string
-	// stress marks a stress case (suite.Stress): it runs in serial mode
-	// only, not in parallel mode.
+	// stress marks a stress case (suite.Stress): the table shows it
+	// below its summary rows, out of them.
 	stress bool
 }
 

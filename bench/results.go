@@ -349,7 +349,7 @@ func writeCSV(w io.Writer, rs []result, c clock) error {
 }
 
 // seconds formats a duration as the table shows times; 0 is a run not
-// made (a stress case's parallel mode).
+// made.
 func seconds(d time.Duration) string {
 	if d == 0 {
 		return "-"

@@ -244,7 +244,7 @@ func TestProcsOf(t *testing.T) {
 // maximum.
 func TestStressRow(t *testing.T) {
 	rs := twoResults()
-	deep := summarize("deepchain", 1, []round{mkRound(1000, 5000, 10000, 1500, 0, 1000)}) // no parallel-mode run
+	deep := summarize("deepchain", 1, []round{mkRound(1000, 5000, 10000, 1500, 2500, 1000)})
 	deep.stress = true
 	rs = append(rs, deep)
 	var b bytes.Buffer
@@ -253,8 +253,8 @@ func TestStressRow(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	last := lines[len(lines)-1]
-	if !strings.HasPrefix(last, "| deepchain (stress) ") || !strings.Contains(last, "10.00×") || !strings.Contains(last, "|        - |") {
-		t.Errorf("last row %q, want the stress case with its 10.00× profiled/plain and - for parallel mode", last)
+	if !strings.HasPrefix(last, "| deepchain (stress) ") || !strings.Contains(last, "10.00×") || !strings.Contains(last, "2.50×") {
+		t.Errorf("last row %q, want the stress case with its 10.00× profiled/plain and 2.50× parallel/plain", last)
 	}
 	for _, l := range lines {
 		if strings.HasPrefix(l, "| geometric mean") && !strings.Contains(l, "2.10×") ||

@@ -85,12 +85,6 @@ func (r *runner) measure(b binaries, runs int, progress func(round int)) ([]roun
 				rd[v] = rd[plain]
 				continue
 			}
-			if b.stress && (v == parallel || v == plainPar) {
-				// A stress case measures serial mode; parallel mode
-				// on a fork chain 10^6 deep runs for many minutes
-				// (docs/benchmarks.md). The table shows "-".
-				continue
-			}
 			s, stdout, err := r.run(b, v)
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s, run %d of %d): %w", b.name, v, i+1, runs, err)

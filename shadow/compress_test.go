@@ -14,7 +14,7 @@ import (
 
 // creditNode is a goroutine of a random spawn tree (TestCreditCompressionChangesNothing).
 type creditNode struct {
-	id    int // preorder number
+	id    int // unique: the budget left when it was made
 	work  int64
 	call  bool          // its body runs inside an instrumented call
 	pause int           // it blocks again after spawning this many children

@@ -380,8 +380,24 @@ func (e *engine) strand(d int64) {
 	tk.t += d
 	tk.tb += d
 	if e.wi != nil {
-		e.wi.strand(st, tk, d)
+		e.strandWhatIf(d)
+		return
 	}
+	// strand's frame is kept small (release inlines to a decrement, the
+	// what-if profile's work is out of line): in parallel accounting this
+	// runs at the bottom of the engine's deepest path, on the small stack
+	// of a goroutine that has just started (see newG).
+	e.pp.addSpan(&tk.path, f.ctx, d)
+}
+
+// strandWhatIf is the rest of strand when a what-if profile runs.
+//
+//go:noinline
+func (e *engine) strandWhatIf(d int64) {
+	st := e.cur
+	f := &st.frames[len(st.frames)-1]
+	tk := &st.tasks[len(st.tasks)-1]
+	e.wi.strand(st, tk, d)
 	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 

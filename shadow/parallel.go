@@ -293,9 +293,15 @@ func (e *engine) spawnG(site SiteID, fork recRef) *gstate {
 // frames are trimmed too: spawnChild, ownChild): with the fork's record
 // taken inside a spawnG that held all of this, 400 bytes deep, parallel
 // fib(27) copied 196,000 stacks for its 318,000 goroutines (13-20% of its
-// CPU time), and 77,000 now. The rest copy in the engine's own deepest
-// work (a strand's profile, an invocation's end) below two or more levels
-// of the program's recursion, or in the runtime's.
+// CPU time), and 77,000 after. The engine's deepest path (a spawn that
+// replays the buffered calls and ends a strand in the path profile: strand,
+// addSpan, pushSpan) is kept small as well, so that a goroutine makes its
+// events one level down the program's recursion without a copy: fib(25)'s
+// 121,000 goroutines went from 31,600 copies to 13,500 (docs/benchmarks.md).
+// The rest copy below two or more levels of the recursion, or in the
+// runtime's allocator. For the same reason a fresh state gets room for a
+// few frames here: growing the slab in the goroutine's first events took
+// the allocator's deep path on its stack.
 //
 //go:noinline
 func (e *engine) newG(p *gstate) *gstate {
@@ -304,7 +310,10 @@ func (e *engine) newG(p *gstate) *gstate {
 		c = e.freeG[n-1]
 		e.freeG = e.freeG[:n-1]
 	} else {
-		c = &gstate{}
+		// Room for a few frames from the start: growing the slab in
+		// the goroutine's first events takes the runtime's allocator,
+		// deep, on its small stack.
+		c = &gstate{frames: make([]frame, 0, 4)}
 		e.allG = append(e.allG, c)
 	}
 	c.m = e.m

@@ -361,7 +361,16 @@ func (pp *profPool) push(p *prof, key int32) *profNode {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
-	r := pp.node()
+	// node, written out: one frame less at the bottom of the engine's
+	// deepest path (see strand).
+	pp.liveNodes++
+	var r nodeRef
+	if n := len(pp.nodes); n > 0 {
+		r = pp.nodes[n-1]
+		pp.nodes = pp.nodes[:n-1]
+	} else {
+		r = pp.newNode()
+	}
 	nd := &pp.slab[r]
 	nd.next = p.head
 	nd.refs, nd.key = 1, key
@@ -397,8 +406,7 @@ func (pp *profPool) addSpan(p *prof, key int32, d int64) {
 	if p.head == 0 {
 		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
 			if !a.has[key] {
-				a.has[key] = true
-				a.used = append(a.used, key)
+				pp.addKey(a, key)
 			}
 			a.recs[key].Local.Span += d
 			return
@@ -407,7 +415,45 @@ func (pp *profPool) addSpan(p *prof, key int32, d int64) {
 		h.rec.Local.Span += d
 		return
 	}
-	pp.push(p, key).rec.Local.Span = d
+	pp.pushSpan(p, key, d)
+}
+
+// addKey marks key as used in a, out of line with the append: see pushSpan.
+//
+//go:noinline
+func (pp *profPool) addKey(a *profArray, key int32) {
+	a.has[key] = true
+	a.used = append(a.used, key)
+}
+
+// pushSpan is addSpan's pending update. It and addKey are out of line so
+// that addSpan's frame stays small, and pushSpan's too: in parallel
+// accounting this runs at the bottom of the engine's deepest path, on the
+// small stack of a goroutine that has just started (see strand and newG).
+// It is push, written out, with the span set: a call less on the hot
+// path of serial mode, where most strands of fib and stencil end here.
+//
+//go:noinline
+func (pp *profPool) pushSpan(p *prof, key int32, d int64) {
+	if key >= pp.keys {
+		pp.keys = key + 1
+	}
+	pp.liveNodes++
+	var r nodeRef
+	if n := len(pp.nodes); n > 0 {
+		r = pp.nodes[n-1]
+		pp.nodes = pp.nodes[:n-1]
+	} else {
+		r = pp.newNode()
+	}
+	nd := &pp.slab[r]
+	nd.next = p.head
+	nd.refs, nd.key = 1, key
+	nd.rec = spanprofile.Measurement{}
+	nd.rec.Local.Span = d
+	p.head = r
+	p.n++
+	p.own++
 	if p.own >= pp.flushLimit() {
 		pp.flush(p)
 	}

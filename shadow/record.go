@@ -82,6 +82,21 @@ func (rp *recordPool) retain(r recRef) recRef {
 }
 
 func (rp *recordPool) release(r recRef) {
+	if r != 0 {
+		if p := &rp.recs[r]; p.refs > 1 {
+			p.refs--
+			return
+		}
+		rp.free1(r)
+	}
+}
+
+// free1 is release of a record whose last reference goes: it frees the
+// record and releases the one before it on the chain, and so on. Out of
+// line, so that release inlines small into the hot path.
+//
+//go:noinline
+func (rp *recordPool) free1(r recRef) {
 	for r != 0 {
 		p := &rp.recs[r]
 		p.refs--

@@ -143,16 +143,11 @@ func (pp *profPool) allArrays() []*profArray {
 	return pp.arrs[1:]
 }
 
-func (pp *profPool) node() nodeRef {
-	pp.liveNodes++
-	if n := len(pp.nodes); n > 0 {
-		nd := pp.nodes[n-1]
-		pp.nodes = pp.nodes[:n-1]
-		return nd
-	}
-	return pp.newNode()
-}
-
+// newNode adds a node to the slab. push and pushSpan take a node from the
+// free list first, each written out: a call of a function of its own
+// (it would not inline) was one frame more at the bottom of the engine's
+// deepest path (see strand).
+//
 //go:noinline
 func (pp *profPool) newNode() nodeRef {
 	if len(pp.slab) == 0 {
@@ -361,8 +356,7 @@ func (pp *profPool) push(p *prof, key int32) *profNode {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
-	// node, written out: one frame less at the bottom of the engine's
-	// deepest path (see strand).
+	// A node from the free list, or a new one (see newNode).
 	pp.liveNodes++
 	var r nodeRef
 	if n := len(pp.nodes); n > 0 {

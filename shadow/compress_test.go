@@ -38,7 +38,8 @@ func genCreditTree(r *rand.Rand, depth int, budget *int) *creditNode {
 // pause; every goroutine joins the root's WaitGroup and none waits for its
 // own children, so ended goroutines with live children, which credit's
 // compression points past and reaps, are common. With naive, credit walks
-// up the ended states without compressing, and reaps none of them early.
+// up the ended states without compressing, and reaps none of them early,
+// and spawns leave the records of ended frames on their chains (splice).
 func runCreditTree(t *testing.T, tree *creditNode, seed uint64, naive bool) *spanprofile.Profile {
 	var p *spanprofile.Profile
 	synctest.Test(t, func(t *testing.T) {
@@ -146,7 +147,8 @@ func runCreditTree(t *testing.T, tree *creditNode, seed uint64, naive bool) *spa
 // every child's work where the naive walk up the ancestors does. It fails
 // if compression keeps the spawn's event number or depth of the wrong link,
 // or reaps a state that something still points at (the state is reused and
-// the walk goes astray).
+// the walk goes astray), or if splicing a record chain takes out a record
+// that a later wait's find needs.
 func TestCreditCompressionChangesNothing(t *testing.T) {
 	n := 300
 	if testing.Short() {

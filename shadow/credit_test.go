@@ -71,6 +71,13 @@ func TestChainCreditsEndedAncestors(t *testing.T) {
 		if got := len(e.allG); got > 4 {
 			t.Errorf("%d goroutine states allocated for a chain of %d links; want at most 4", got, n)
 		}
+		// The longest path runs through every link's spawn, and each
+		// spawn splices the records of ended links out of the chain it
+		// starts from (splice), so the records in use at once stay a
+		// few, not one per link: before, all n were live at the end.
+		if got := e.rp.all; got > 12 {
+			t.Errorf("%d path records allocated for a chain of %d links; want at most 12", got, n)
+		}
 
 		links := int64(n * (n + 1) / 2)
 		if p.Work != links+2 {

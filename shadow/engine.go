@@ -145,6 +145,7 @@ type gstate struct {
 	glued bool
 	g     uintptr
 	prev  *gstate // the state g had before this one, restored at the end
+	idx   int32   // index in the engine's allG, which records name (record.go)
 }
 
 // value is what flows along join edges: the longest path to a point.
@@ -234,8 +235,9 @@ type engine struct {
 	par      parallel
 	allG     []*gstate // every goroutine state made, for stop and the memory count
 	freeG    []*gstate
-	// noCompress turns credit's path compression off (parallel.go), for a
-	// test that compares the profiles with and without it.
+	// noCompress turns credit's path compression (parallel.go) and the
+	// splicing of record chains (splice) off, for a test that compares
+	// the profiles with and without them.
 	noCompress bool
 
 	hasSink bool
@@ -581,8 +583,51 @@ func (e *engine) recordOf(i int) recRef {
 	case i > 0:
 		up = e.recordOf(i - 1)
 	}
-	f.rec = e.rp.get(f.id, f.o, f.mark, f.conn, up)
+	f.rec = e.rp.get(f.id, f.o, f.mark, f.conn, up, st.idx, int32(i))
 	return f.rec
+}
+
+// recEnded reports whether the frame of record r has ended: its goroutine
+// state's slot holds another activation, or none. Activation ids are never
+// reused, so a slot that holds the id holds the frame.
+func (e *engine) recEnded(r *record) bool {
+	fs := e.allG[r.g].frames
+	return int(r.k) >= len(fs) || fs[r.k].id != r.id
+}
+
+// splice takes the records of ended frames out of the chain behind r, up to
+// the third record of a running frame, and returns r.
+//
+// Only adopt reads a chain (find), and only for a running frame, so the
+// record of an ended frame only links to the one before it: without it,
+// find returns what it did, since the records left still decrease in pos.
+// In parallel mode the chain that a spawn starts from passes every spawn
+// on the longest path to it, and most of their goroutines have ended. A
+// fork chain of 10⁶ links (examples/deepchain) kept a record per link until
+// its last link ended: 147-153 MB peak RSS against 19 MB for the plain
+// program. Spliced at each spawn, the chain holds the running frames'
+// records and a few more, and the run 22 MB (docs/benchmarks.md). A splice
+// drops an edge that a get made, so splices cost O(1) amortized; passing at
+// most three running frames bounds the walk of a chain through many (fib's).
+// A frame that ends after three later spawns on its path passed it keeps
+// its record on those chains.
+//
+//go:noinline
+func (e *engine) splice(r recRef) recRef {
+	for at, runs := r, 0; runs < 3 && !e.noCompress; {
+		u := e.rp.recs[at].up
+		if u == 0 {
+			break
+		}
+		if p := &e.rp.recs[u]; e.recEnded(p) {
+			nu := e.rp.retain(p.up)
+			e.rp.recs[at].up = nu
+			e.rp.release(u)
+			continue
+		}
+		at, runs = u, runs+1
+	}
+	return r
 }
 
 // adopt updates frame f after the path to the current point was replaced by

@@ -236,7 +236,7 @@ func (e *engine) parSpawn(site SiteID, real bool, d uintptr) (c *gstate, inline 
 	e.unwindTo(d)
 	if real || e.par.every || e.goSite[site] {
 		// The fork's record here, not in spawnG: see newG.
-		c = e.spawnG(site, e.rp.retain(e.recordOf(len(st.frames)-1)))
+		c = e.spawnG(site, e.splice(e.rp.retain(e.recordOf(len(st.frames)-1))))
 	} else {
 		e.spawnBegin(site, d)
 	}
@@ -313,7 +313,7 @@ func (e *engine) newG(p *gstate) *gstate {
 		// Room for a few frames from the start: growing the slab in
 		// the goroutine's first events takes the runtime's allocator,
 		// deep, on its small stack.
-		c = &gstate{frames: make([]frame, 0, 4)}
+		c = &gstate{frames: make([]frame, 0, 4), idx: int32(len(e.allG))}
 		e.allG = append(e.allG, c)
 	}
 	c.m = e.m

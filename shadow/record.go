@@ -22,7 +22,11 @@ type record struct {
 	id   uint64 // frame activation
 	o    int64  // own strands of that frame on the path
 	pos  int64  // event number where the segment ends; decreases along up
-	conn bool   // the path passes the frame's start, so up is its parent's record
+	// Where the frame is while it runs: its goroutine state's index in
+	// the engine's allG and its index in that state's frames. The frame
+	// has ended once that slot holds another activation (live).
+	g, k int32
+	conn bool // the path passes the frame's start, so up is its parent's record
 }
 
 // recRef is a record's index in its pool's slab; 0 is no record.
@@ -35,7 +39,7 @@ type recordPool struct {
 	all  int // ever allocated: the peak, since free never shrinks
 }
 
-func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef) recRef {
+func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k int32) recRef {
 	var r recRef
 	if n := len(rp.free); n > 0 {
 		r = rp.free[n-1]
@@ -53,7 +57,7 @@ func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef) recRef 
 	// profiled stencil, perf annotate). Every field is set.
 	p := &rp.recs[r]
 	p.up, p.id, p.o, p.pos = up, id, o, pos
-	p.conn, p.refs = conn, 1
+	p.conn, p.refs, p.g, p.k = conn, 1, g, k
 	return r
 }
 

@@ -39,6 +39,9 @@ import (
 )
 
 func main() {
+	if os.Getenv(spawnerEnv) != "" {
+		os.Exit(spawnerMain())
+	}
 	runs := flag.Int("runs", 5, "run each binary `n` times")
 	out := flag.String("o", "bench-results.csv", "write the results as CSV to `file`")
 	only := flag.String("only", "", "measure only the comma-separated `examples`")
@@ -84,6 +87,13 @@ func bench(runs, procs, parProcs int, c clock, only, out string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// The spawner first, while the driver is small: its peak is the
+	// floor of every run's peak RSS (spawner.go).
+	sp, err := startSpawner()
+	if err != nil {
+		return err
+	}
+	defer sp.close()
 	tmp, err := os.MkdirTemp("", "spanprof-bench")
 	if err != nil {
 		return err
@@ -99,7 +109,7 @@ func bench(runs, procs, parProcs int, c clock, only, out string) error {
 	for i := range bins {
 		bins[i].stress = examples[i].Stress
 	}
-	r := &runner{dir: tmp, procs: procs, parProcs: parProcs, env: baseEnv(os.Environ())}
+	r := &runner{dir: tmp, procs: procs, parProcs: parProcs, env: baseEnv(os.Environ()), sp: sp}
 	var results []result
 	for i, b := range bins {
 		rounds, err := r.measure(b, runs, func(round int) {

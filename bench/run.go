@@ -2,23 +2,22 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spanprof/spanprof/spanprofile"
-	"github.com/spanprof/spanprof/speedup"
 )
 
 // A sample is what one run of one binary measured.
 type sample struct {
-	wall   time.Duration // from Start to Wait, as the driver sees it
+	wall   time.Duration // from Start to Wait, as the spawner sees it
 	cpu    time.Duration // user + system time of the process
 	maxRSS int64         // peak resident set, bytes (0 where unknown)
 	shadow int64         // profiled runs: the shadow runtime's peak bytes
@@ -42,6 +41,7 @@ type runner struct {
 	procs    int      // GOMAXPROCS of the runs
 	parProcs int      // GOMAXPROCS of the parallel-mode runs and their plain runs
 	env      []string // the driver's environment without the variables it sets
+	sp       *spawner // starts the runs (spawner.go)
 }
 
 // procsOf returns the GOMAXPROCS that variant v runs with.
@@ -121,20 +121,17 @@ func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
 		}
 		defer os.Remove(out)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(b.bin[v])
-	cmd.Dir, cmd.Env = r.dir, env
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Timed as speedup times its runs: from just before the process starts
-	// to just after it is waited for.
-	t, err := speedup.Run(cmd)
+	rep, err := r.sp.run(spawnRequest{Bin: b.bin[v], Dir: r.dir, Env: env})
 	if err != nil {
-		if cmd.ProcessState == nil {
-			return sample{}, nil, err // it did not start
-		}
-		return sample{}, nil, fmt.Errorf("%w\n%s", err, lastLines(stderr.Bytes(), 20))
+		return sample{}, nil, err
 	}
-	s := sample{wall: duration(t.Wall), cpu: duration(t.CPU), maxRSS: maxRSS(cmd.ProcessState)}
+	if rep.Err != "" {
+		if !rep.Started {
+			return sample{}, nil, errors.New(rep.Err)
+		}
+		return sample{}, nil, fmt.Errorf("%s\n%s", rep.Err, lastLines(rep.Stderr, 20))
+	}
+	s := sample{wall: duration(rep.Wall), cpu: duration(rep.CPU), maxRSS: rep.MaxRSS}
 	switch v {
 	case profiled, parallel:
 		p, err := spanprofile.ReadFile(out)
@@ -154,7 +151,7 @@ func (r *runner) run(b binaries, v variant) (sample, []byte, error) {
 		}
 		s.trace = fi.Size()
 	}
-	return s, stdout.Bytes(), nil
+	return s, rep.Stdout, nil
 }
 
 // duration converts seconds, as speedup.Sample holds them, to a duration.

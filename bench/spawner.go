@@ -21,9 +21,9 @@ import (
 // memory's peak as the new process's starting maximum. Every RSS column
 // then had the driver's own peak as its floor: 31 MiB in one run, where
 // knapsack, nbody and nqueens all read 31.2 MiB and parallel deepchain
-// 31.2 MiB against its 22 MiB under /usr/bin/time. The spawner stays a few
-// MiB (it holds one run's output at a time), which is the floor now
-// (TestSpawnerFloor).
+// 31.2 MiB against its 22 MiB under /usr/bin/time. The floor is now the
+// spawner's own peak: 7 MiB when it starts, 13 MiB after a whole suite
+// (TestSpawnerFloor checks that a large driver is not in it).
 
 // spawnerEnv makes the bench binary a spawner (main).
 const spawnerEnv = "SPANPROF_BENCH_SPAWNER"

@@ -173,7 +173,12 @@ func TestTaskClock(t *testing.T) {
 	// leaves out (here, 93 ms against 47 ms under load on the host). The
 	// bounds hold under any load; the earlier test, which wanted one stretch
 	// of a busy loop at half the wall clock's pace, failed under go test
-	// ./... on 2 cores.
+	// ./... on 2 cores. The lower bound leaves an eighth of the CPU time:
+	// under make test's load on that VM, task-clock once counted 6.65 ms
+	// against 7.32 ms of CPU time (and 19.9 ms of wall time), 9% less.
+	// The two are different accountings of the kernel; what the test
+	// tells apart is a counter that counts the thread's time on a CPU from
+	// one that counts wall time, another thread's, or nothing.
 	clock := openClock()
 	threadCPU := func() uint64 {
 		var ts unix.Timespec
@@ -188,7 +193,7 @@ func TestTaskClock(t *testing.T) {
 		m1, c1, w1 := m.Read(), threadCPU(), clock.Read()
 		wall, cpu, got := w1-w0, c1-c0, m1-m0
 		const slack = 100_000 // ns: the reads themselves, and clock granularity
-		if got > wall+wall/50+slack || got+cpu/20+slack < cpu {
+		if got > wall+wall/50+slack || got+cpu/8+slack < cpu {
 			t.Errorf("task-clock counted %v over a busy loop of %v wall time and %v CPU time: want between the two", time.Duration(got), time.Duration(wall), time.Duration(cpu))
 		}
 	}

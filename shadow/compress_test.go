@@ -147,8 +147,9 @@ func runCreditTree(t *testing.T, tree *creditNode, seed uint64, naive bool) *spa
 // every child's work where the naive walk up the ancestors does. It fails
 // if compression keeps the spawn's event number or depth of the wrong link,
 // or reaps a state that something still points at (the state is reused and
-// the walk goes astray), or if splicing a record chain takes out a record
-// that a later wait's find needs.
+// the walk goes astray). Splicing is off in the naive runs too, but only
+// the root waits here: the parallel oracle, whose frames wait for their own
+// children, is what caught a splice that took out a running frame's record.
 func TestCreditCompressionChangesNothing(t *testing.T) {
 	n := 300
 	if testing.Short() {

@@ -239,6 +239,7 @@ type engine struct {
 	// splicing of record chains (splice) off, for a test that compares
 	// the profiles with and without them.
 	noCompress bool
+	splices    uint32 // splice's calls, for its deeper walk every spliceDeepEvery
 
 	hasSink bool
 	sink    value
@@ -595,8 +596,9 @@ func (e *engine) recEnded(r *record) bool {
 	return int(r.k) >= len(fs) || fs[r.k].id != r.id
 }
 
-// splice takes the records of ended frames out of the chain behind r, up to
-// the third record of a running frame, and returns r.
+// splice takes the records of ended frames out of the chain behind r, and
+// returns r. It walks up to the third record of a running frame, and
+// every spliceDeepEvery-th call up to the spliceDeep-th.
 //
 // Only adopt reads a chain (find), and only for a running frame, so the
 // record of an ended frame only links to the one before it: without it,
@@ -607,14 +609,25 @@ func (e *engine) recEnded(r *record) bool {
 // its last link ended: 147-153 MB peak RSS against 19 MB for the plain
 // program. Spliced at each spawn, the chain holds the running frames'
 // records and a few more, and the run 22 MB (docs/benchmarks.md). A splice
-// drops an edge that a get made, so splices cost O(1) amortized; passing at
-// most three running frames bounds the walk of a chain through many (fib's).
-// A frame that ends after three later spawns on its path passed it keeps
-// its record on those chains.
+// drops an edge that a get made, so splices cost O(1) amortized; the
+// running frames passed are what bounds the walk, on a chain through many
+// (fib's). Links that stay running while more than three later links
+// spawn are passed by every short walk and end behind its reach: the deep
+// walks take them out (TestSpliceLongLivedLinks, whose chain kept a record
+// per link with the short walks alone), at a cost of at most seven running
+// frames passed per spawn on average; more than 128 running links at once
+// would defeat them too.
 //
 //go:noinline
 func (e *engine) splice(r recRef) recRef {
-	for at, runs := r, 0; runs < 3 && !e.noCompress; {
+	if e.noCompress {
+		return r
+	}
+	limit := 3
+	if e.splices++; e.splices%spliceDeepEvery == 0 {
+		limit = spliceDeep
+	}
+	for at, runs := r, 0; runs < limit; {
 		u := e.rp.recs[at].up
 		if u == 0 {
 			break
@@ -629,6 +642,12 @@ func (e *engine) splice(r recRef) recRef {
 	}
 	return r
 }
+
+// spliceDeepEvery and spliceDeep set splice's deeper walk.
+const (
+	spliceDeepEvery = 32
+	spliceDeep      = 128
+)
 
 // adopt updates frame f after the path to the current point was replaced by
 // one whose record chain is chain: f's own strands on the new path are those

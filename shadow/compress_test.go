@@ -43,16 +43,10 @@ func genCreditTree(r *rand.Rand, depth int, budget *int) *creditNode {
 func runCreditTree(t *testing.T, tree *creditNode, seed uint64, naive bool) *spanprofile.Profile {
 	var p *spanprofile.Profile
 	synctest.Test(t, func(t *testing.T) {
-		tab := &siteTable{}
-		tab.add([]SiteInfo{
-			{File: "a.go", Line: 1, Func: "root", Caller: "main", Kind: spanprofile.KindCall},
-			{File: "a.go", Line: 2, Func: "node", Caller: "node", Kind: spanprofile.KindSpawn},
-			{File: "a.go", Line: 3, Func: "body", Caller: "node", Kind: spanprofile.KindCall},
-		})
-		m := &goSynthetic{n: map[uintptr]uint64{}}
-		e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: parallelMode}, tab)
-		e.noCompress = naive
-		withEngine(t, e)
+		e, m := syntheticEngine(t, naive,
+			SiteInfo{File: "a.go", Line: 1, Func: "root", Caller: "main", Kind: spanprofile.KindCall},
+			SiteInfo{File: "a.go", Line: 2, Func: "node", Caller: "node", Kind: spanprofile.KindSpawn},
+			SiteInfo{File: "a.go", Line: 3, Func: "body", Caller: "node", Kind: spanprofile.KindCall})
 
 		// The goroutines waiting to be released, each known by its node
 		// and whether it paused: goroutines started together block in

@@ -46,8 +46,11 @@ func heldOverCPU(p *spanprofile.Profile) float64 {
 }
 
 // maxHeld is the most heldOverCPU of a run that TestTraceModeAgreesWithSerial
-// compares with serial mode.
-const maxHeld = 1.25
+// compares with serial mode. On the 2-vCPU VM, quiet, runs read 0.81-0.97
+// and agreed with serial mode within 10%; beside two busy loops a matmul
+// run that read 1.14 had 2.3 times serial mode's span, and the test failed
+// with the bound at 1.25.
+const maxHeld = 1.05
 
 // topFunction returns the function holding most of a trace-mode profile's
 // critical path in its own frames.

@@ -39,10 +39,12 @@ import (
 // make test does), serial mode read 60M ns of work for a 512x512 matmul
 // that reads 84-109M alone, and trace mode up to 1.5x more. So the modes
 // run side by side at GOMAXPROCS=1, alternating, on one CPU (onOneCPU), at least four times
-// each, and each keeps its run of least work (noise only adds time). The
-// same estimator on both: parallel mode cannot merge runs strand by strand
+// each. Serial mode keeps its run of least work (noise only adds time),
+// and parallel mode passes if one of its runs agrees with that one, tried
+// least work first (a stretched strand can move the critical path at
+// little cost in work). Parallel mode cannot merge runs strand by strand
 // as -count does (its strands differ from run to run), so serial mode does
-// not either here. Where they disagree after four rounds, more rounds run,
+// not either here. Where no run agrees after four rounds, more rounds run,
 // up to eight, and the last judgement stands; the test allows 40% for
 // work, 50% for span (a single path, more exposed to one slow strand) and
 // 0.15 for a share. (With the raw clock, the work ratios of 11
@@ -121,27 +123,48 @@ func TestParallelModeAgreesWithSerial(t *testing.T) {
 				if round < minRounds {
 					continue
 				}
-				ser, par := leastWork(profiles["serial"]), leastWork(profiles["parallel"])
-				t.Logf("after %d rounds: serial: work %d span %d; parallel: work %d span %d", round, ser.Work, ser.Span, par.Work, par.Span)
-				errs = nil
-				if r := float64(par.Work) / float64(ser.Work); r < 1/tolWork || r > tolWork {
-					errs = append(errs, fmt.Sprintf("work: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Work, ser.Work, r, 100*(tolWork-1)))
+				// The serial run of least work against each parallel run,
+				// least work first. Least work is the least disturbed run,
+				// but a strand that noise stretched can still move the
+				// critical path at little cost in work: beside two busy
+				// loops, the parallel quicksort of least work gave
+				// insertionSort 22% of the span instead of 42% and pqsort
+				// 22% instead of 0%, 6% more work than serial mode's.
+				// An error of the engine's would be in every run.
+				ser := leastWork(profiles["serial"])
+				pars := slices.SortedFunc(slices.Values(profiles["parallel"]), func(a, b *spanprofile.Profile) int { return cmp.Compare(a.Work, b.Work) })
+				for i, par := range pars {
+					errs = agreeModes(ser, par, tolWork, tolSpan, tolShare)
+					if len(errs) == 0 {
+						return
+					}
+					if i == 0 {
+						t.Logf("after %d rounds: serial: work %d span %d; parallel: work %d span %d", round, ser.Work, ser.Span, par.Work, par.Span)
+						t.Logf("%d disagreements: %s", len(errs), strings.Join(errs, "; "))
+					}
 				}
-				if r := float64(par.Span) / float64(ser.Span); r < 1/tolSpan || r > tolSpan {
-					errs = append(errs, fmt.Sprintf("span: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Span, ser.Span, r, 100*(tolSpan-1)))
-				}
-				errs = append(errs, sameCriticalSites("serial", ser, "parallel", par, tolShare)...)
-				errs = append(errs, sameCriticalSites("parallel", par, "serial", ser, tolShare)...)
-				if len(errs) == 0 {
-					return
-				}
-				t.Logf("%d disagreements: %s", len(errs), strings.Join(errs, "; "))
+				errs = agreeModes(ser, pars[0], tolWork, tolSpan, tolShare)
 			}
 			for _, e := range errs {
 				t.Error(e)
 			}
 		})
 	}
+}
+
+// agreeModes compares a parallel-mode profile with a serial-mode one of the
+// same program and returns the disagreements.
+func agreeModes(ser, par *spanprofile.Profile, tolWork, tolSpan, tolShare float64) []string {
+	var errs []string
+	if r := float64(par.Work) / float64(ser.Work); r < 1/tolWork || r > tolWork {
+		errs = append(errs, fmt.Sprintf("work: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Work, ser.Work, r, 100*(tolWork-1)))
+	}
+	if r := float64(par.Span) / float64(ser.Span); r < 1/tolSpan || r > tolSpan {
+		errs = append(errs, fmt.Sprintf("span: parallel %d, serial %d (ratio %.3f), want within %.0f%%", par.Span, ser.Span, r, 100*(tolSpan-1)))
+	}
+	errs = append(errs, sameCriticalSites("serial", ser, "parallel", par, tolShare)...)
+	errs = append(errs, sameCriticalSites("parallel", par, "serial", ser, tolShare)...)
+	return errs
 }
 
 // leastWork returns the profile of least work: noise only ever adds time,

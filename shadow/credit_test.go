@@ -72,7 +72,9 @@ func runChain(t *testing.T, n, live int, naive bool) (*engine, *spanprofile.Prof
 		for i := range release {
 			release[i], finish[i] = make(chan struct{}), make(chan struct{})
 		}
+		driven := make(chan struct{})
 		go func() {
+			defer close(driven)
 			for k := 1; k <= n; k++ {
 				synctest.Wait()
 				close(release[k]) // link k runs, spawns k+1 and waits
@@ -85,6 +87,7 @@ func runChain(t *testing.T, n, live int, naive bool) (*engine, *spanprofile.Prof
 				synctest.Wait()
 				close(finish[k])
 			}
+			synctest.Wait() // the last link has ended
 		}()
 		var wg sync.WaitGroup
 		var link func(k int)
@@ -108,6 +111,12 @@ func runChain(t *testing.T, n, live int, naive bool) (*engine, *spanprofile.Prof
 			defer WaitGroupDone(&wg)
 			link(1)
 		})
+		// Every link has ended before the wait, so that no two
+		// goroutines take the engine at once: one that found it taken
+		// would park on a channel of the engine lock's pool, and a later
+		// test outside this bubble that reused it would crash
+		// (TestEngineLockOrder did, once, under make test's load).
+		<-driven
 		WaitGroupWait(&wg)
 		CallEnd()
 		m.add(1)

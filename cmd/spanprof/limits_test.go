@@ -132,9 +132,15 @@ func TestRunGroupLimitVerdict(t *testing.T) {
 	if v := report.Verdict(p); !strings.Contains(v, want) {
 		t.Errorf("verdict %q, want it to say %q", v, want)
 	}
+	// Spawns 3 to 8 find both slots taken, so six wait. A spawn counts
+	// as a wait only if the slot it takes frees after the spawner's own
+	// path (limit.go), and on a loaded machine two tasks of 5 ms can end
+	// within the spawner's loop step of each other: the CI run beside the
+	// other packages' tests once read 5. Fewer than 4 would mean the model
+	// lost slots, not noise.
 	l := report.BoundingLimit(p)
-	if l == nil || l.N != 2 || l.Kind != "errgroup SetLimit" || l.Waits != 6 {
-		t.Errorf("bounding limit %+v, want SetLimit(2) with 6 waits (spawns 3 to 8)", l)
+	if l == nil || l.N != 2 || l.Kind != "errgroup SetLimit" || l.Waits < 4 || l.Waits > 6 {
+		t.Errorf("bounding limit %+v, want SetLimit(2) with 4 to 6 waits (spawns 3 to 8; 6 on a quiet machine)", l)
 	}
 }
 

@@ -384,3 +384,96 @@ func TestFrameSize(t *testing.T) {
 		t.Errorf("a frame takes %d bytes, want at most 112", got)
 	}
 }
+
+// parallelEngine returns an engine in parallel mode on the clock, the
+// measure a parallel run reads by default, made by the calling goroutine,
+// which is its root.
+func parallelEngine(tb testing.TB) *engine {
+	m, err := perf.Open(perf.Clock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newEngine(config{Measure: m, MeasureName: perf.Clock, Unit: m.Unit(), Mode: parallelMode,
+		Overhead: calibrateOverhead(m, perf.Clock, parallelMode, false)}, benchTable())
+}
+
+// BenchmarkParallelGo is BenchmarkGoAPI in parallel mode: each op starts a
+// goroutine for real, which signals the WaitGroup, and waits for it. The
+// events are the spawn, the child's start and end, its Done and the wait.
+// BenchmarkPlainGo is the same loop uninstrumented: the difference of the
+// two is what parallel accounting adds to a spawn and its sync. Run at
+// GOMAXPROCS=1 the numbers are the engine's, without contention for its
+// lock.
+func BenchmarkParallelGo(b *testing.B) {
+	e := parallelEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() { WaitGroupDone(&wg) }
+	defer cpuTimer(b, 0)()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		Go(0, f)
+		WaitGroupWait(&wg)
+	}
+	b.StopTimer()
+	e.stop()
+}
+
+// BenchmarkParallelGoDoneLast is BenchmarkParallelGo with the child's Done
+// deferred as its last action, `defer wg.Done()` as the rewriter writes
+// it: the child ends at the Done, in one turn at the engine.
+func BenchmarkParallelGoDoneLast(b *testing.B) {
+	e := parallelEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() { defer WaitGroupDoneLast(&wg) }
+	defer cpuTimer(b, 0)()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		Go(0, f)
+		WaitGroupWait(&wg)
+	}
+	b.StopTimer()
+	e.stop()
+}
+
+func BenchmarkPlainGo(b *testing.B) {
+	var wg sync.WaitGroup
+	f := func() { wg.Done() }
+	defer cpuTimer(b, 0)()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		go f()
+		wg.Wait()
+	}
+}
+
+// BenchmarkParallelGoCalls adds two instrumented calls to the child of
+// each spawn, which the child buffers (parallel.go) and the engine
+// replays at its end.
+func BenchmarkParallelGoCalls(b *testing.B) {
+	e := parallelEngine(b)
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() {
+		CallBegin(1)
+		CallEnd()
+		CallBegin(1)
+		CallEnd()
+		WaitGroupDone(&wg)
+	}
+	defer cpuTimer(b, 0)()
+	for i := 0; i < b.N; i++ {
+		wg.Add(1)
+		Go(0, f)
+		WaitGroupWait(&wg)
+	}
+	b.StopTimer()
+	e.stop()
+}

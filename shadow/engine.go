@@ -134,6 +134,10 @@ type gstate struct {
 	// once it has ended and kids is 0 (reap).
 	kids int
 	dead bool // the goroutine ended, and some kids are still live
+	// early says the goroutine ended at its last Done (parDoneLast) and
+	// has not returned yet: reap leaves the state alone until it has.
+	early      bool
+	nextExited *gstate // in the engine's exitedList
 
 	m     reader
 	calls callBuf // parallel accounting: calls not yet taken (parallel.go)

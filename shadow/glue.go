@@ -139,7 +139,7 @@ func WaitGroupDoneLast(wg *sync.WaitGroup) {
 	if e := begin(g, -1); e != nil {
 		e.doneLastAt(unsafe.Pointer(wg), d|depthOff)
 	} else if e := parEngine(); e != nil {
-		e.parDone(unsafe.Pointer(wg), d|depthOff)
+		e.parDoneLast(unsafe.Pointer(wg), d|depthOff)
 	}
 	wg.Done()
 }

@@ -222,10 +222,18 @@ func (r *prun) childEnd(c *pcursor, kind opKind, obj unsafe.Pointer, g *gstate) 
 	case opSpawnReturn:
 		r.ordered(c, end(obj))
 	case opSpawnDone:
+		// Half of these children end at their Done, as a goroutine whose
+		// Done is its last action does (parDoneLast), by the parity of
+		// their end's serial position; endG then only hands the state
+		// back. The oracle's DAG is the same: no work comes between.
+		last := r.play && c.t.ordered[len(c.t.ordered)-1]%2 == 0
 		r.ordered(c, func() {
-			if r.play {
+			switch {
+			case last:
+				r.e.parDoneLast(obj, noDepth)
+			case r.play:
 				r.e.parDone(obj, noDepth)
-			} else {
+			default:
 				r.o.Done(obj)
 			}
 		})

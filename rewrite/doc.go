@@ -69,7 +69,8 @@
 // Two events with nothing between them are glued (glue.go): the end of a
 // call whose statement a wait follows directly is LeaveGlue or CallEndGlue
 // (y := LeaveGlue(Enter(S), f(a)); GroupWait(g)), and a defer wg.Done()
-// first in a go statement's literal is WaitGroupDoneLast(&wg).
+// first in a go statement's literal, or a wg.Done() as its last statement
+// where it defers nothing, is WaitGroupDoneLast(&wg).
 //
 // A go statement evaluates its function value and arguments before it
 // spawns; so does the rewrite, into temporaries, except for what cannot

@@ -35,7 +35,9 @@ import (
 //     before the child's end, which signals nothing itself. Its helper is
 //     WaitGroupDoneLast, for which serial mode takes no event: the child's
 //     end contributes to wg. One event of three per spawn of stencil's
-//     go func() { defer wg.Done(); g.relax(i, j, hi) }().
+//     go func() { defer wg.Done(); g.relax(i, j, hi) }(). So is a
+//     wg.Done() that is the literal's last statement where the literal
+//     defers nothing: no deferred call runs after it.
 //
 // Either way the engine computes what it computes from the plain event
 // stream with an empty strand between the two events: the same work, span
@@ -235,13 +237,46 @@ func (pl *planner) beginsWithCall(s ast.Stmt) bool {
 }
 
 // noteDoneLast notes the Done of go statement s that is its child's last
-// action: defer wg.Done(), first in the literal it spawns.
+// action: defer wg.Done(), first in the literal it spawns, or wg.Done() as
+// the literal's last statement where the literal defers nothing (a
+// deferred call would run after it).
 func (pl *planner) noteDoneLast(s *forkjoin.Spawn) {
 	if s.Lit == nil || s.Lit.Body == nil || len(s.Lit.Body.List) == 0 {
 		return
 	}
-	first := s.Lit.Body.List[0]
-	if pl.isDeferredDone(s, first) {
+	list := s.Lit.Body.List
+	if first := list[0]; pl.isDeferredDone(s, first) {
 		pl.doneLast[first.(*ast.DeferStmt).Call] = true
+		return
 	}
+	last, ok := list[len(list)-1].(*ast.ExprStmt)
+	if !ok || defers(s.Lit.Body) {
+		return
+	}
+	call, ok := ast.Unparen(last.X).(*ast.CallExpr)
+	if !ok || len(call.Args) != 0 {
+		return
+	}
+	for _, sig := range s.Signals {
+		if sig.Kind == forkjoin.Done && sig.Node == ast.Node(call) && !pl.hasEvent(sig.Recv) {
+			pl.doneLast[call] = true
+			return
+		}
+	}
+}
+
+// defers reports whether body defers a call, outside the function
+// literals in it.
+func defers(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.DeferStmt:
+			found = true
+		case *ast.FuncLit:
+			return false
+		}
+		return !found
+	})
+	return found
 }

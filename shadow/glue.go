@@ -131,7 +131,8 @@ func endCallGlue(g, d uintptr) {
 }
 
 // WaitGroupDoneLast runs wg.Done(), deferred first in a function literal
-// that a go statement spawns: the child's last action.
+// that a go statement spawns, or the last statement of one that defers
+// nothing: the child's last action.
 //
 //go:noinline
 func WaitGroupDoneLast(wg *sync.WaitGroup) {

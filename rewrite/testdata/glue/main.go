@@ -143,6 +143,37 @@ func keptWaitCalls(n int) int {
 	return x + y
 }
 
+// gluedDoneAtEnd's child calls Done as its last statement and defers
+// nothing: the Done is its last action.
+func gluedDoneAtEnd(n int) int {
+	var wg sync.WaitGroup
+	var x int
+	wg.Add(1)
+	go func() {
+		x = work(n)
+		wg.Done()
+	}()
+	wg.Wait()
+	return x
+}
+
+// keptDoneAtEndDeferring's child calls Done last but defers a call, which
+// runs after the Done.
+func keptDoneAtEndDeferring(n int) int {
+	var wg sync.WaitGroup
+	var x int
+	wg.Add(1)
+	go func() {
+		if n > 0 {
+			defer func() { x++ }()
+		}
+		x = work(n)
+		wg.Done()
+	}()
+	wg.Wait()
+	return x
+}
+
 // keptDoneNotFirst's Done is not deferred first: another deferred call
 // runs after it.
 func keptDoneNotFirst(n int) int {
@@ -187,7 +218,7 @@ func main() {
 		panic(err)
 	}
 	d += d2
-	e := gluedDoneLast(14)
-	f := keptBetween(15) + keptIndexed(16) + keptExpr(17) + keptWaitCalls(18) + keptDoneNotFirst(19) + keptGoDone(20)
+	e := gluedDoneLast(14) + gluedDoneAtEnd(21)
+	f := keptBetween(15) + keptIndexed(16) + keptExpr(17) + keptWaitCalls(18) + keptDoneNotFirst(19) + keptGoDone(20) + keptDoneAtEndDeferring(22)
 	fmt.Println(a, b, c, d, e, f)
 }

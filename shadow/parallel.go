@@ -452,7 +452,8 @@ func (e *engine) leave(g uintptr, c, prev *gstate, closeM func()) {
 
 // parDoneLast takes wg.Done() as the last action of a goroutine spawned
 // for real (WaitGroupDoneLast: deferred first in the function that a go
-// statement runs, the common `defer wg.Done()`). Nothing instrumented runs
+// statement runs, the common `defer wg.Done()`, or that function's last
+// statement where it defers nothing). Nothing instrumented runs
 // between it and the goroutine's end, so the goroutine ends here, in the
 // same turn at the engine, and its end signals obj, as serial mode folds
 // the Done into the end (doneLastAt): one turn at the lock and two

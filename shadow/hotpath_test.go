@@ -405,39 +405,45 @@ func parallelEngine(tb testing.TB) *engine {
 // GOMAXPROCS=1 the numbers are the engine's, without contention for its
 // lock.
 func BenchmarkParallelGo(b *testing.B) {
-	e := parallelEngine(b)
-	old := current
-	current = e
-	defer func() { current = old }()
-	var wg sync.WaitGroup
-	f := func() { WaitGroupDone(&wg) }
-	defer cpuTimer(b, 0)()
-	for i := 0; i < b.N; i++ {
-		wg.Add(1)
-		Go(0, f)
-		WaitGroupWait(&wg)
-	}
-	b.StopTimer()
-	e.stop()
+	benchParallelGo(b, func(wg *sync.WaitGroup) { WaitGroupDone(wg) })
 }
 
 // BenchmarkParallelGoDoneLast is BenchmarkParallelGo with the child's Done
 // deferred as its last action, `defer wg.Done()` as the rewriter writes
 // it: the child ends at the Done, in one turn at the engine.
 func BenchmarkParallelGoDoneLast(b *testing.B) {
+	benchParallelGo(b, func(wg *sync.WaitGroup) { defer WaitGroupDoneLast(wg) })
+}
+
+// BenchmarkParallelGoCalls adds two instrumented calls to the child of
+// each spawn, which the child buffers (parallel.go) and the engine
+// replays at its Done.
+func BenchmarkParallelGoCalls(b *testing.B) {
+	benchParallelGo(b, func(wg *sync.WaitGroup) {
+		CallBegin(1)
+		CallEnd()
+		CallBegin(1)
+		CallEnd()
+		WaitGroupDone(wg)
+	})
+}
+
+// benchParallelGo runs b.N spawns of child, each on a goroutine of its own
+// in parallel mode, and the wait for it; child signals wg.
+func benchParallelGo(b *testing.B, child func(wg *sync.WaitGroup)) {
 	e := parallelEngine(b)
 	old := current
 	current = e
 	defer func() { current = old }()
 	var wg sync.WaitGroup
-	f := func() { defer WaitGroupDoneLast(&wg) }
-	defer cpuTimer(b, 0)()
+	f := func() { child(&wg) }
+	stop := cpuTimer(b, 0)
 	for i := 0; i < b.N; i++ {
 		wg.Add(1)
 		Go(0, f)
 		WaitGroupWait(&wg)
 	}
-	b.StopTimer()
+	stop()
 	e.stop()
 }
 
@@ -450,30 +456,4 @@ func BenchmarkPlainGo(b *testing.B) {
 		go f()
 		wg.Wait()
 	}
-}
-
-// BenchmarkParallelGoCalls adds two instrumented calls to the child of
-// each spawn, which the child buffers (parallel.go) and the engine
-// replays at its end.
-func BenchmarkParallelGoCalls(b *testing.B) {
-	e := parallelEngine(b)
-	old := current
-	current = e
-	defer func() { current = old }()
-	var wg sync.WaitGroup
-	f := func() {
-		CallBegin(1)
-		CallEnd()
-		CallBegin(1)
-		CallEnd()
-		WaitGroupDone(&wg)
-	}
-	defer cpuTimer(b, 0)()
-	for i := 0; i < b.N; i++ {
-		wg.Add(1)
-		Go(0, f)
-		WaitGroupWait(&wg)
-	}
-	b.StopTimer()
-	e.stop()
 }

@@ -1014,22 +1014,35 @@ func TestTestPerThreadMeasures(t *testing.T) {
 			}
 			m.Close()
 		}
-		code, _, stderr := spanprofIn(t, dir, offline, "test", "-measure", measure, "-o", "prof.pb.gz", ".")
-		if code != exitOK {
-			t.Fatalf("spanprof test -measure %s: status %d\n%s", measure, code, stderr)
-		}
-		p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Two fans of 8 equal children, one after the other: span two
-		// children, parallelism 8.
-		if p.Spawns != 16 || !within(p.Parallelism(), 8, 0.15) {
-			t.Errorf("%s: spawns %d, work %d, span %d, parallelism %.2f; want 16 spawns and parallelism 8 within 15%%\n%s",
-				measure, p.Spawns, p.Work, p.Span, p.Parallelism(), stderr)
-		}
-		if measure != perf.Instructions && p.Work < int64(20*time.Millisecond) {
-			t.Errorf("%s: work %v for 16 loops of 10 million iterations: the tests' threads were not measured", measure, time.Duration(p.Work))
+		// children, parallelism 8. A loaded machine can stretch one burn
+		// of a fan by a fifth, which moves the parallelism as much (the
+		// semaphore test saw 6.64 for 8 once), so up to three runs: the
+		// parallelism must come within 15% in one, the rest hold in each.
+		for run := 1; ; run++ {
+			code, _, stderr := spanprofIn(t, dir, offline, "test", "-measure", measure, "-o", "prof.pb.gz", ".")
+			if code != exitOK {
+				t.Fatalf("spanprof test -measure %s: status %d\n%s", measure, code, stderr)
+			}
+			p, err := spanprofile.ReadFile(filepath.Join(dir, "prof.pb.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Spawns != 16 {
+				t.Errorf("%s: %d spawns, want 16", measure, p.Spawns)
+			}
+			if measure != perf.Instructions && p.Work < int64(20*time.Millisecond) {
+				t.Errorf("%s: work %v for 16 loops of 10 million iterations: the tests' threads were not measured", measure, time.Duration(p.Work))
+			}
+			if within(p.Parallelism(), 8, 0.15) {
+				break
+			}
+			if run == 3 {
+				t.Errorf("%s: work %d, span %d, parallelism %.2f in the third run; want 8 within 15%%\n%s",
+					measure, p.Work, p.Span, p.Parallelism(), stderr)
+				break
+			}
+			t.Logf("%s: parallelism %.2f in run %d, want 8 within 15%%; running again", measure, p.Parallelism(), run)
 		}
 	}
 }

@@ -459,7 +459,8 @@ func (e *engine) leave(g uintptr, c, prev *gstate, closeM func()) {
 // the Done into the end (doneLastAt): one turn at the lock and two
 // readings of the measure fewer per such goroutine, which was a quarter
 // of the turns parallel quicksort took. The strand from here to the end
-// (wg.Done itself, the return) is no one's, as in serial mode. endG then
+// (wg.Done itself, the return) is no one's, where serial mode counts its
+// few nanoseconds in the child's last strand. endG then
 // only hands the state back (exited), without the lock: until then the
 // state is not reused (reap), so endG can tell it ended (c.early), a field
 // no other goroutine writes meanwhile.

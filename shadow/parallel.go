@@ -640,9 +640,9 @@ type callEvent struct {
 }
 
 // callBuf is a goroutine's buffered calls. The goroutine appends to it
-// and, under the engine's lock, replays it; mu orders both, and the
-// goroutine's start of a strand after the lock (unlock), with stop, which
-// replays the calls of the goroutines still running.
+// and, under the engine's lock, replays it; mu orders its appends, and its
+// start of a strand after the lock (unlock), with stop, which replays the
+// calls of the goroutines still running (replayOther).
 type callBuf struct {
 	mu  sync.Mutex
 	evs []callEvent
@@ -676,10 +676,29 @@ func (e *engine) buffer(st *gstate, ev callEvent) {
 }
 
 // replay takes the buffered calls of st, the current state, in order,
-// under the engine's lock.
+// under the engine's lock, for st's own goroutine (lock, endG). It takes
+// no lock of the buffer's: only that goroutine appends to the buffer, and
+// stop, the one other goroutine that replays it (replayOther), holds the
+// engine's lock too. A turn at the lock with nothing buffered (a spawn,
+// Done or wait with no call since the last) costs one comparison.
 func (e *engine) replay(st *gstate) {
+	if len(st.calls.evs) != 0 {
+		e.replayCalls(st)
+	}
+}
+
+// replayOther is replay for the state of another goroutine, which may be
+// buffering meanwhile (stop).
+func (e *engine) replayOther(st *gstate) {
 	b := &st.calls
 	b.mu.Lock()
+	e.replayCalls(st)
+	b.mu.Unlock()
+}
+
+// replayCalls is replay's loop.
+func (e *engine) replayCalls(st *gstate) {
+	b := &st.calls
 	for i := range b.evs {
 		ev := &b.evs[i]
 		e.tickAt(ev.now)
@@ -694,7 +713,6 @@ func (e *engine) replay(st *gstate) {
 		}
 	}
 	b.evs = b.evs[:0]
-	b.mu.Unlock()
 }
 
 // drop forgets the buffered calls.

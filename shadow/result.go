@@ -45,7 +45,7 @@ func (e *engine) stop() *spanprofile.Profile {
 		for i := len(e.allG) - 1; i >= 1; i-- {
 			if st := e.allG[i]; st != e.root && len(st.tasks) > 0 && !st.dead {
 				e.cur = st
-				e.replay(st) // its buffered calls (parallel.go)
+				e.replayOther(st) // its buffered calls (parallel.go)
 				e.closeAll()
 				e.joinAtStop(st)
 			}

@@ -37,6 +37,12 @@ func TestChainCreditsEndedAncestors(t *testing.T) {
 	if got := e.rp.all; got > 12 {
 		t.Errorf("%d path records allocated for a chain of %d links; want at most 12", got, n)
 	}
+	// Each link's spawn is open in the list of open sites it starts
+	// from, shared with the parent, whose own invocation of it has ended
+	// (activity.go): every node is freed once the chain has ended.
+	if e.ap.live != 0 {
+		t.Errorf("%d activity nodes live after the run, want 0", e.ap.live)
+	}
 
 	links := int64(n*(n+1)/2 + n) // each link's k, and 1 after its spawn
 	if p.Work != links+2 {

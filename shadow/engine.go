@@ -114,9 +114,9 @@ type gstate struct {
 	// holder's events never end or unwind them.
 	floor int
 
-	active   []int32 // per site: active invocations on this goroutine's stack and its ancestors'
-	foldCtx  []int32 // per site: context of its outermost active invocation
-	activeFn []int32 // per function: active invocations of sites in it
+	// act lists the sites with an invocation open on this goroutine's
+	// stack and its ancestors' (activity.go).
+	act actRef
 
 	// work is the length of the strands this goroutine ran.
 	work int64
@@ -212,6 +212,7 @@ type engine struct {
 
 	pp    profPool
 	rp    recordPool
+	ap    actPool
 	joins joinTable
 	// limits are the errgroup limits set with SetLimit, by group (limit.go);
 	// hasLimits says there are any, for goroutines that must not read the
@@ -285,30 +286,15 @@ func newEngine(cfg config, tab *siteTable) *engine {
 	return e
 }
 
-// growSites sizes the per-site arrays to the table, which grows when a
+// growSites copies the table's per-site data, which grows when a
 // package registers its sites after the run started (table doubling).
 func (e *engine) growSites() {
-	st := e.cur
 	e.tab.mu.Lock()
 	e.fn = append(e.fn[:0], e.tab.fn...)
 	for len(e.goSite) < len(e.tab.sites) {
 		e.goSite = append(e.goSite, e.tab.sites[len(e.goSite)].Goroutine)
 	}
 	e.tab.mu.Unlock()
-	n := len(e.fn)
-	for len(st.active) < n {
-		st.active = append(st.active, 0)
-		st.foldCtx = append(st.foldCtx, 0)
-	}
-	nf := 0
-	for _, f := range e.fn {
-		if int(f)+1 > nf {
-			nf = int(f) + 1
-		}
-	}
-	for len(st.activeFn) < nf {
-		st.activeFn = append(st.activeFn, 0)
-	}
 	if e.wi != nil {
 		e.wi.resolve(e.tab)
 	}
@@ -404,7 +390,7 @@ func (e *engine) strandWhatIf(d int64) {
 	st := e.cur
 	f := &st.frames[len(st.frames)-1]
 	tk := &st.tasks[len(st.tasks)-1]
-	e.wi.strand(st, tk, d)
+	e.wi.strand(&e.ap, st, tk, d)
 	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 
@@ -413,23 +399,22 @@ func (e *engine) strandWhatIf(d int64) {
 func (e *engine) push(site SiteID, d uintptr) {
 	st := e.cur
 	s := int32(site)
-	if int(s) >= len(st.active) {
+	if int(s) >= len(e.fn) {
 		e.growSites()
 	}
+	fn := e.fn[s]
+	outer, fnOpen := e.ap.find(st.act, s, fn)
 	parent := &st.frames[len(st.frames)-1]
 	var ctx int32
 	switch {
-	case st.active[s] > 0:
-		ctx = st.foldCtx[s] // fold recursion: back to the outer invocation's context
+	case outer != 0:
+		ctx = e.ap.slab[outer].ctx // fold recursion: back to the outer invocation's context
 	case parent.lastSite == s+1:
 		ctx = parent.lastCtx
-		st.foldCtx[s] = ctx
 	default:
 		ctx = e.cct.child(parent.ctx, s)
 		parent.lastSite, parent.lastCtx = s+1, ctx
-		st.foldCtx[s] = ctx
 	}
-	fn := e.fn[s]
 	tk := &st.tasks[len(st.tasks)-1]
 	if len(st.frames) == cap(st.frames) {
 		growSlab(&st.frames)
@@ -440,7 +425,7 @@ func (e *engine) push(site SiteID, d uintptr) {
 	f := &st.frames[len(st.frames)-1]
 	f.id, f.start, f.mark = e.nextID, e.seq, e.seq
 	f.site, f.ctx, f.fn = s, ctx, fn
-	f.topCS, f.topCaller = st.active[s] == 0, st.activeFn[fn] == 0
+	f.topCS, f.topCaller = outer == 0, !fnOpen
 	f.t0, f.w0, f.subWork, f.ownWork, f.o, f.conn = tk.t, st.work, 0, 0, 0, true
 	f.lastSite = 0
 	f.issuer = d
@@ -448,8 +433,9 @@ func (e *engine) push(site SiteID, d uintptr) {
 		f.issuer = 0 // never found unwound
 	}
 	e.nextID++
-	st.active[s]++
-	st.activeFn[fn]++
+	if outer == 0 {
+		e.ap.push(&st.act, s, fn, ctx)
+	}
 }
 
 // finish records a completed invocation: on the work profile always, and on
@@ -491,8 +477,9 @@ func (e *engine) finish(f *frame, tk *task) int64 {
 		}
 		e.pp.updatePtr(&tk.path, f.ctx, &m)
 	}
-	st.active[f.site]--
-	st.activeFn[f.fn]--
+	if f.topCS {
+		e.ap.pop(&st.act, f.site)
+	}
 	return work
 }
 

@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -388,13 +389,13 @@ func TestFrameSize(t *testing.T) {
 // parallelEngine returns an engine in parallel mode on the clock, the
 // measure a parallel run reads by default, made by the calling goroutine,
 // which is its root.
-func parallelEngine(tb testing.TB) *engine {
+func parallelEngine(tb testing.TB, tab *siteTable) *engine {
 	m, err := perf.Open(perf.Clock)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return newEngine(config{Measure: m, MeasureName: perf.Clock, Unit: m.Unit(), Mode: parallelMode,
-		Overhead: calibrateOverhead(m, perf.Clock, parallelMode, false)}, benchTable())
+		Overhead: calibrateOverhead(m, perf.Clock, parallelMode, false)}, tab)
 }
 
 // BenchmarkParallelGo is BenchmarkGoAPI in parallel mode: each op starts a
@@ -415,6 +416,24 @@ func BenchmarkParallelGoDoneLast(b *testing.B) {
 	benchParallelGo(b, func(wg *sync.WaitGroup) { defer WaitGroupDoneLast(wg) })
 }
 
+// BenchmarkParallelGoSites is BenchmarkParallelGoDoneLast in a program
+// whose site table holds 4, 1,000 or 10,000 sites: what a spawn costs
+// must not grow with the sites, which a large program's rewrite makes by
+// the thousand, but with the sites open at the spawn (activity.go).
+func BenchmarkParallelGoSites(b *testing.B) {
+	for _, n := range []int{4, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			tab := benchTable()
+			var more []SiteInfo
+			for i := len(tab.sites); i < n; i++ {
+				more = append(more, SiteInfo{File: "more.go", Line: i, Func: fmt.Sprint("callee", i), Caller: fmt.Sprint("caller", i), Kind: spanprofile.KindCall})
+			}
+			tab.add(more)
+			benchParallelGoIn(b, tab, func(wg *sync.WaitGroup) { defer WaitGroupDoneLast(wg) })
+		})
+	}
+}
+
 // BenchmarkParallelGoCalls adds two instrumented calls to the child of
 // each spawn, which the child buffers (parallel.go) and the engine
 // replays at its Done.
@@ -431,7 +450,11 @@ func BenchmarkParallelGoCalls(b *testing.B) {
 // benchParallelGo runs b.N spawns of child, each on a goroutine of its own
 // in parallel mode, and the wait for it; child signals wg.
 func benchParallelGo(b *testing.B, child func(wg *sync.WaitGroup)) {
-	e := parallelEngine(b)
+	benchParallelGoIn(b, benchTable(), child)
+}
+
+func benchParallelGoIn(b *testing.B, tab *siteTable, child func(wg *sync.WaitGroup)) {
+	e := parallelEngine(b, tab)
 	old := current
 	current = e
 	defer func() { current = old }()

@@ -284,6 +284,9 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	if e.par.live != 0 || e.par.byG.live != 1 {
 		t.Errorf("seed %d: %d goroutines live and %d states registered after the run, want 0 and 1", seed, e.par.live, e.par.byG.live)
 	}
+	if e.ap.live != 0 {
+		t.Errorf("seed %d: %d activity nodes live after the run, want 0", seed, e.ap.live)
+	}
 }
 
 func TestOracleParallel(t *testing.T) {

@@ -513,6 +513,9 @@ func checkAgainstOracleGlued(t *testing.T, seed uint64, glue bool) {
 	rn.run(0, nil, 0)
 	rn.work(int64(r.IntN(3)))
 	compareWithOracle(t, seed, e.stop(), o.solve())
+	if e.ap.live != 0 {
+		t.Errorf("seed %d: %d activity nodes live after the run, want 0", seed, e.ap.live)
+	}
 }
 
 // glueEvents are the glued events (glue.go); the oracle takes them as the

@@ -7,15 +7,17 @@ import (
 	"unsafe"
 )
 
-// Parallel accounting (docs/modes.md, TaskProf §3): goroutines run for real, each
-// with a shadow state of its own (gstate), found by goroutine in a table read
-// without a lock (gtable.go), and every event but a call takes the engine's
-// lock (calls wait in a buffer of the goroutine's: callBuf, below). A spawned goroutine starts from a copy of its parent's span, burdened
-// span and path profile at the spawn (an O(1) share of the persistent prof)
-// and of its parent's per-site activity, so that its invocations fold and
-// count as top-call-site and top-caller exactly as they would inline. It
-// hands its final value to its join object under the lock, and a wait takes
-// the longest of the values there, as serial mode does. With one goroutine
+// Parallel accounting (docs/modes.md, TaskProf §3): goroutines run for
+// real, each with a shadow state of its own (gstate), found by goroutine in
+// a table read without a lock (gtable.go), and every event but a call takes
+// the engine's lock (calls wait in a buffer of the goroutine's: callBuf,
+// below). A spawned goroutine starts from a copy of its parent's span,
+// burdened span and path profile at the spawn (an O(1) share of the
+// persistent prof) and of its parent's list of open sites (activity.go,
+// shared in O(1) too), so that its invocations fold and count as
+// top-call-site and top-caller exactly as they would inline. It hands its
+// final value to its join object under the lock, and a wait takes the
+// longest of the values there, as serial mode does. With one goroutine
 // running at a time the computation is the serial one event for event; the
 // oracle test checks it against the brute-force DAG with real goroutines.
 //
@@ -293,7 +295,7 @@ func (e *engine) spawnG(site SiteID, fork recRef) *gstate {
 }
 
 // newG returns a state for a goroutine spawned by the one of state p, with
-// p's per-site activity, a stand-in for p's frame, and one empty task.
+// p's open sites (activity.go), a stand-in for p's frame, and one empty task.
 //
 // A spawned goroutine starts with a 2 KB stack, of which about 1,120 bytes
 // are usable before the runtime copies it to one twice as large; its
@@ -335,9 +337,7 @@ func (e *engine) newG(p *gstate) *gstate {
 	c.work = 0
 	c.parent, c.spawnSeq, c.spawnDepth = p, e.seq, len(p.frames)-1
 	p.kids++
-	c.active = append(c.active[:0], p.active...)
-	c.foldCtx = append(c.foldCtx[:0], p.foldCtx...)
-	c.activeFn = append(c.activeFn[:0], p.activeFn...)
+	e.ap.share(&c.act, p.act)
 	// In place, not from composite literals, which the compiler would
 	// build in the frame first.
 	c.frames = append(c.frames[:0], frame{})
@@ -425,6 +425,7 @@ func (e *engine) endOwn(c *gstate, obj unsafe.Pointer) {
 		}
 	}
 	e.spawnEnd(obj)
+	e.ap.release(&c.act) // the parent's, shared at the spawn
 	e.credit(c, e.ended)
 	e.par.live--
 	c.frames = c.frames[:0]

@@ -174,13 +174,13 @@ func (e *engine) shadowBytes() int64 {
 		int64(e.rp.all)*int64(unsafe.Sizeof(record{})) +
 		int64(cap(e.joins.keys))*int64(unsafe.Sizeof(unsafe.Pointer(nil))+unsafe.Sizeof(joinAcc{})) +
 		int64(cap(e.onWork))*int64(unsafe.Sizeof(m)+unsafe.Sizeof(ctxSizes{})) + int64(cap(e.hists))*4 +
-		int64(cap(e.cct.parent)+cap(e.cct.site)+cap(e.cct.vals))*4 + int64(cap(e.cct.keys))*8
+		int64(cap(e.cct.parent)+cap(e.cct.site)+cap(e.cct.vals))*4 + int64(cap(e.cct.keys))*8 +
+		int64(cap(e.ap.slab))*int64(unsafe.Sizeof(actNode{}))
 	for _, a := range e.pp.allArrays() {
 		n += int64(cap(a.recs))*int64(unsafe.Sizeof(m)) + int64(cap(a.has)) + int64(cap(a.used))*4
 	}
 	for _, g := range e.allG {
-		n += int64(cap(g.frames))*int64(unsafe.Sizeof(frame{})) + int64(cap(g.tasks))*int64(unsafe.Sizeof(task{})) +
-			int64(cap(g.active)+cap(g.foldCtx)+cap(g.activeFn))*4
+		n += int64(cap(g.frames))*int64(unsafe.Sizeof(frame{})) + int64(cap(g.tasks))*int64(unsafe.Sizeof(task{}))
 	}
 	return n
 }

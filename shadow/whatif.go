@@ -37,9 +37,9 @@ import (
 // A strand is a target's when it runs inside an invocation of one of the
 // target's sites: inside the region, inside a call or spawn of the
 // function, inside the site's invocation (its callees and the children it
-// spawns included, as TaskProf's regions include them). The engine's
-// per-goroutine count of active invocations per site (gstate.active) says
-// so; a goroutine spawned for real starts with its parent's.
+// spawns included, as TaskProf's regions include them). The goroutine's
+// list of open sites (gstate.act, activity.go) says so; a goroutine
+// spawned for real starts with its parent's.
 //
 // Everything lives behind engine.wi, nil in a run without targets: the
 // engine's hooks are one nil check each.
@@ -55,8 +55,11 @@ type whatIf struct {
 	// sites are, per target, the sites whose invocations are the target's,
 	// resolved against the site table whenever it grows.
 	sites [][]int32
-	nt    int // targets, plus one for all of them together when there are several
-	nv    int // variants: nt × factors
+	// targetsOf is, per site, the targets it is one of: strand walks the
+	// goroutine's open sites once and marks their targets.
+	targetsOf [][]int32
+	nt        int // targets, plus one for all of them together when there are several
+	nv        int // variants: nt × factors
 
 	active []bool  // per target, and all together: scratch of strand
 	work   []int64 // per variant
@@ -167,11 +170,14 @@ func (w *whatIf) resolve(tab *siteTable) {
 	tab.mu.Lock()
 	defer tab.mu.Unlock()
 	for ; w.tabLen < len(tab.sites); w.tabLen++ {
+		var of []int32
 		for i, t := range w.targets {
 			if matches(t, &tab.sites[w.tabLen]) {
 				w.sites[i] = append(w.sites[i], int32(w.tabLen))
+				of = append(of, int32(i))
 			}
 		}
+		w.targetsOf = append(w.targetsOf, of)
 	}
 }
 
@@ -217,19 +223,17 @@ func (w *whatIf) maxInto(dst, src *wvec) {
 // strand adds a strand of length d, run by goroutine st, to task tk's
 // variants: d where the variant's targets are not active, d/f where they
 // are (none for ∞).
-func (w *whatIf) strand(st *gstate, tk *task, d int64) {
+func (w *whatIf) strand(ap *actPool, st *gstate, tk *task, d int64) {
 	nt := len(w.targets)
+	clear(w.active)
 	anyOn := false
-	for i, ss := range w.sites {
-		on := false
-		for _, s := range ss {
-			if int(s) < len(st.active) && st.active[s] > 0 {
-				on = true
-				break
+	for r := st.act; r != 0; r = ap.slab[r].next {
+		if s := ap.slab[r].site; int(s) < len(w.targetsOf) {
+			for _, i := range w.targetsOf[s] {
+				w.active[i] = true
+				anyOn = true
 			}
 		}
-		w.active[i] = on
-		anyOn = anyOn || on
 	}
 	if w.nt > nt {
 		w.active[nt] = anyOn

@@ -61,6 +61,7 @@
 //	depth.go          invocations that a recovered panic unwound
 //	sites.go          the site tables that generated code registers
 //	cct.go            the calling-context tree
+//	activity.go       the sites open on a goroutine's stack: top-call-site, top-caller, folding
 //	prof.go           Cilkprof's prof structure, made persistent
 //	record.go         the records of local span along a path
 //	joins.go          the join objects' accumulators

@@ -404,16 +404,13 @@ func (e *engine) push(site SiteID, d uintptr) {
 	}
 	fn := e.fn[s]
 	outer, fnOpen := e.ap.find(st.act, s, fn)
-	parent := &st.frames[len(st.frames)-1]
 	var ctx int32
-	switch {
-	case outer != 0:
+	if outer != 0 {
 		ctx = e.ap.slab[outer].ctx // fold recursion: back to the outer invocation's context
-	case parent.lastSite == s+1:
-		ctx = parent.lastCtx
-	default:
-		ctx = e.cct.child(parent.ctx, s)
-		parent.lastSite, parent.lastCtx = s+1, ctx
+	} else if parent := &st.frames[len(st.frames)-1]; parent.lastSite == s+1 {
+		ctx = parent.lastCtx // a loop calling one site
+	} else {
+		ctx = e.childCtx(st, s)
 	}
 	tk := &st.tasks[len(st.tasks)-1]
 	if len(st.frames) == cap(st.frames) {
@@ -436,6 +433,19 @@ func (e *engine) push(site SiteID, d uintptr) {
 	if outer == 0 {
 		e.ap.push(&st.act, s, fn, ctx)
 	}
+}
+
+// childCtx returns the context of an invocation of site s from the
+// current frame of st, s not open there and not that frame's last child,
+// from the context tree. Out of line, so that push's frame stays small
+// (see newG).
+//
+//go:noinline
+func (e *engine) childCtx(st *gstate, s int32) int32 {
+	parent := &st.frames[len(st.frames)-1]
+	ctx := e.cct.child(parent.ctx, s)
+	parent.lastSite, parent.lastCtx = s+1, ctx
+	return ctx
 }
 
 // finish records a completed invocation: on the work profile always, and on

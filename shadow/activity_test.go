@@ -1,13 +1,10 @@
 package shadow
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
-
-	"github.com/spanprof/spanprof/spanprofile"
 )
 
 // actEntry is the model of an activity node: a site, its function and the
@@ -93,16 +90,10 @@ func TestActivityListsAgainstModel(t *testing.T) {
 // TestLiveStatesDoNotGrowWithSites holds 200 goroutines live at once in
 // parallel mode, in a program of 10,000 sites: their shadow states must not
 // hold memory per site. Each held three arrays over the sites and their
-// functions, 120 KB a goroutine here (1,000 such goroutines took 124 MB of
-// heap; with the lists of open sites, 1.6 MB).
+// functions, about 120 KB a goroutine here (1,000 such goroutines took
+// 124 MB of heap; with the lists of open sites, 1.6 MB).
 func TestLiveStatesDoNotGrowWithSites(t *testing.T) {
-	tab := benchTable()
-	var more []SiteInfo
-	for i := len(tab.sites); i < 10000; i++ {
-		more = append(more, SiteInfo{File: "more.go", Line: i, Func: fmt.Sprint("callee", i), Caller: fmt.Sprint("caller", i), Kind: spanprofile.KindCall})
-	}
-	tab.add(more)
-	e := parallelEngine(t, tab)
+	e := parallelEngine(t, benchTableOf(10000))
 	old := current
 	current = e
 	defer func() { current = old }()

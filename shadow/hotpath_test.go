@@ -23,6 +23,19 @@ func benchTable() *siteTable {
 	return tab
 }
 
+// benchTableOf is benchTable grown to n sites, each a call of a function
+// of its own from a caller of its own, as a large program's rewrite makes
+// them.
+func benchTableOf(n int) *siteTable {
+	tab := benchTable()
+	var more []SiteInfo
+	for i := len(tab.sites); i < n; i++ {
+		more = append(more, SiteInfo{File: "more.go", Line: i, Func: fmt.Sprint("callee", i), Caller: fmt.Sprint("caller", i), Kind: spanprofile.KindCall})
+	}
+	tab.add(more)
+	return tab
+}
+
 func clockEngine(tb testing.TB) *engine {
 	m, err := perf.Open(perf.Clock)
 	if err != nil {
@@ -423,13 +436,7 @@ func BenchmarkParallelGoDoneLast(b *testing.B) {
 func BenchmarkParallelGoSites(b *testing.B) {
 	for _, n := range []int{4, 1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			tab := benchTable()
-			var more []SiteInfo
-			for i := len(tab.sites); i < n; i++ {
-				more = append(more, SiteInfo{File: "more.go", Line: i, Func: fmt.Sprint("callee", i), Caller: fmt.Sprint("caller", i), Kind: spanprofile.KindCall})
-			}
-			tab.add(more)
-			benchParallelGoIn(b, tab, func(wg *sync.WaitGroup) { defer WaitGroupDoneLast(wg) })
+			benchParallelGoIn(b, benchTableOf(n), func(wg *sync.WaitGroup) { defer WaitGroupDoneLast(wg) })
 		})
 	}
 }

@@ -131,6 +131,9 @@ func bench(runs, procs, parProcs int, c clock, only, out string) error {
 	if err := writeTable(os.Stdout, results, c); err != nil {
 		return err
 	}
+	if err := writeParallelFive(os.Stdout, results, c); err != nil {
+		return err
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err

@@ -262,6 +262,29 @@ func writeTable(w io.Writer, rs []result, c clock) error {
 	return err
 }
 
+// parallelFive are the programs whose parallel-mode overhead
+// docs/benchmarks.md has followed from version to version, on this VM and
+// on 16 cores ("Parallel mode's overhead"), so that a run can be set
+// beside those figures.
+var parallelFive = []string{"quicksort", "fib", "matmul", "cilksort", "nqueens"}
+
+// writeParallelFive writes, under the table, parallel/plain's geometric
+// mean over parallelFive on clock c, or nothing unless all five ran.
+func writeParallelFive(w io.Writer, rs []result, c clock) error {
+	q := slices.IndexFunc(ratios, func(q ratio) bool { return q.num == parallel })
+	var xs []float64
+	for _, name := range parallelFive {
+		i := slices.IndexFunc(rs, func(r result) bool { return r.name == name })
+		if i < 0 {
+			return nil
+		}
+		xs = append(xs, rs[i].ratio[c][q])
+	}
+	_, err := fmt.Fprintf(w, "\nparallel/plain over %s (geometric mean): %s\n",
+		strings.Join(parallelFive, ", "), times(geomean(xs)))
+	return err
+}
+
 // writeCSV writes the results in the order of the table on clock c, with
 // every number in its base unit (nanoseconds, bytes) and the times and
 // ratios on both clocks; the geomean and max rows leave empty what they do

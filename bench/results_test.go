@@ -278,3 +278,31 @@ func TestStressRow(t *testing.T) {
 		t.Errorf("CSV rows %v, want %v", names, want)
 	}
 }
+
+// TestParallelFive: under the table, parallel/plain's geometric mean over
+// the five programs of the parallel-overhead experiment, from their rows
+// alone; nothing when one of them did not run.
+func TestParallelFive(t *testing.T) {
+	var rs []result
+	// parallel/plain 1, 2, 4, 1, 2 on the five, and 100 on an example
+	// that is not one of them: the mean is 2^(4/5).
+	for i, name := range append(slices.Clone(parallelFive), "stencil") {
+		par := []float64{1000, 2000, 4000, 1000, 2000, 100000}[i]
+		rs = append(rs, summarize(name, 1, []round{mkRound(1000, 900, 1000, 1100, par, 1000)}))
+	}
+	var b bytes.Buffer
+	if err := writeParallelFive(&b, rs, cpuClock); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nparallel/plain over quicksort, fib, matmul, cilksort, nqueens (geometric mean): " + times(math.Pow(2, 0.8)) + "\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	if err := writeParallelFive(&b, slices.Delete(rs, 1, 2), cpuClock); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 0 {
+		t.Errorf("without fib: got %q, want nothing", b.String())
+	}
+}

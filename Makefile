@@ -1,7 +1,7 @@
 # The commands a newcomer needs: `make test` runs everything CI runs.
 GO ?= go
 
-.PHONY: test vet fmt lint bench microbench spanvet html-check
+.PHONY: test vet fmt lint bench microbench microbench-instr spanvet html-check
 
 # -timeout: cmd/spanprof's tests take 6-7 minutes beside two busy loops on
 # two cores, near go test's default of 10 per package.
@@ -31,6 +31,11 @@ bench:
 # prof structure, the measures and parlib.
 microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/
+
+# The same events' instructions, counted by Valgrind's callgrind: exact and
+# the same on every run, where no hardware counter opens (bench/instr).
+microbench-instr:
+	$(GO) run ./bench/instr
 
 spanvet:
 	$(GO) build -o spanvet ./vettool

@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -50,8 +51,15 @@ func clockEngine(tb testing.TB) *engine {
 // per event that the benchmarks report is a run's. (A run also keeps the
 // thread on one CPU; the benchmarks do not, so as not to leave a pinned
 // thread behind.) The caller defers done.
+//
+// With SPANPROF_BENCH_INSTR=1, as bench/instr runs them under Valgrind to
+// count their instructions, they read a stepClock instead.
 func defaultEngine(tb testing.TB) (e *engine, done func()) {
 	runtime.LockOSThread()
+	if os.Getenv("SPANPROF_BENCH_INSTR") == "1" {
+		e = newEngine(config{Measure: &stepClock{}, MeasureName: perf.Clock, Unit: perf.UnitNanoseconds}, benchTable())
+		return e, runtime.UnlockOSThread
+	}
 	m, err := perf.Open(perf.Default())
 	if err != nil {
 		runtime.UnlockOSThread()
@@ -63,6 +71,21 @@ func defaultEngine(tb testing.TB) (e *engine, done func()) {
 }
 
 type wgStub struct{ n int64 }
+
+// stepClock is the measure of the microbenchmarks that bench/instr counts:
+// a clock, read twice per event as the clock is, that advances a fixed step
+// at every read, with no overhead subtracted. Every strand then has the same
+// length and the engine takes the same path on every run. On the real
+// clock under Valgrind, which path of two was longer at a wait changed from
+// run to run, and the engine's work with it (BenchmarkSpawnDoneSync's count
+// varied by 400 instructions per operation); and Valgrind cannot run the
+// cpu measure's RDTSCP.
+type stepClock struct{ now uint64 }
+
+func (c *stepClock) Read() uint64 {
+	c.now += 1000
+	return c.now
+}
 
 // cpuTimer reports, besides ns/op, the process's CPU time per op: on a
 // shared machine other processes stretch wall time but not our CPU time, so

@@ -336,7 +336,9 @@ func (e *engine) restart() {
 	}
 }
 
-// tickAt is tick with the measure already read.
+// tickAt is tick with the measure already read: it charges the strand
+// that just ended, less the instrumentation's own cost, to the innermost
+// frame, its task's path and the run's work.
 func (e *engine) tickAt(now uint64) {
 	st := e.cur
 	raw := int64(now - st.last)
@@ -354,11 +356,9 @@ func (e *engine) tickAt(now uint64) {
 		return
 	}
 	e.subtracted += e.overhead
-	e.strand(d)
-}
-
-func (e *engine) strand(d int64) {
-	st := e.cur
+	// The strand, in line: a call of its own cost 15 instructions a node
+	// of profiled fib (callgrind; docs/benchmarks.md), and one frame
+	// more on the engine's deepest path.
 	e.work += d
 	st.work += d
 	f := &st.frames[len(st.frames)-1]
@@ -376,14 +376,15 @@ func (e *engine) strand(d int64) {
 		e.strandWhatIf(d)
 		return
 	}
-	// strand's frame is kept small (release inlines to a decrement, the
+	// tickAt's frame is kept small (release inlines to a test, the
 	// what-if profile's work is out of line): in parallel accounting this
 	// runs at the bottom of the engine's deepest path, on the small stack
 	// of a goroutine that has just started (see newG).
 	e.pp.addSpan(&tk.path, f.ctx, d)
 }
 
-// strandWhatIf is the rest of strand when a what-if profile runs.
+// strandWhatIf is the rest of tickAt's strand when a what-if profile
+// runs.
 //
 //go:noinline
 func (e *engine) strandWhatIf(d int64) {
@@ -462,7 +463,14 @@ func (e *engine) finish(f *frame, tk *task) int64 {
 		e.growContexts(int(f.ctx) + 1)
 	}
 	w := &e.onWork[f.ctx]
-	e.countSize(&e.sizes[f.ctx], f.ownWork)
+	// countSize, written out: it does not inline, and its two calls per
+	// finished invocation cost 60 instructions a node of profiled fib
+	// (callgrind; docs/benchmarks.md).
+	if sz := &e.sizes[f.ctx]; sz.n > outlierMin {
+		e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(f.ownWork))]++
+	} else {
+		e.countFirst(sz, sizeBucket(f.ownWork))
+	}
 	w.Local.Count++
 	w.Local.Work += f.ownWork
 	w.Local.Span += f.o
@@ -508,14 +516,14 @@ func (e *engine) growContexts(n int) {
 	e.onWork, e.sizes = onWork, sizes
 }
 
-// countSize counts an invocation of local work w in sz.
+// countSize counts an invocation of local work w in sz: one increment
+// once the context has its full histogram.
 func (e *engine) countSize(sz *ctxSizes, w int64) {
-	if n := sz.n; n < outlierMin {
-		sz.first[n] = sizeBucket(w)
-		sz.n = n + 1
+	if sz.n > outlierMin {
+		e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(w))]++
 		return
 	}
-	e.addSize(sz, sizeBucket(w))
+	e.countFirst(sz, sizeBucket(w))
 }
 
 // sizeBucket is the histogram bucket of local work w: its bit length.
@@ -523,19 +531,25 @@ func sizeBucket(w int64) uint8 {
 	return uint8(bits.Len64(uint64(max(w, 0))))
 }
 
-// addSize counts an invocation in bucket b of a context that already had
-// outlierMin, giving the context its full histogram on the first.
-func (e *engine) addSize(sz *ctxSizes, b uint8) {
-	if sz.n == outlierMin {
-		sz.hist = int32(len(e.hists) / sizeBuckets)
-		e.hists = growTo(e.hists, len(e.hists)+sizeBuckets)
-		h := e.hists[int(sz.hist)*sizeBuckets:][:sizeBuckets]
-		for _, fb := range sz.first {
-			h[fb]++
-		}
-		sz.n++
+// countFirst counts an invocation in bucket b of a context that has no
+// full histogram yet: among its first outlierMin, or, at the one after,
+// in the full histogram it then gets.
+//
+//go:noinline
+func (e *engine) countFirst(sz *ctxSizes, b uint8) {
+	if n := sz.n; n < outlierMin {
+		sz.first[n] = b
+		sz.n = n + 1
+		return
 	}
-	e.hists[int(sz.hist)*sizeBuckets+int(b)]++
+	sz.hist = int32(len(e.hists) / sizeBuckets)
+	e.hists = growTo(e.hists, len(e.hists)+sizeBuckets)
+	h := e.hists[int(sz.hist)*sizeBuckets:][:sizeBuckets]
+	for _, fb := range sz.first {
+		h[fb]++
+	}
+	sz.n++
+	h[b]++
 }
 
 // growTo returns s extended with zeros to length n, doubling its capacity

@@ -107,8 +107,10 @@ type prof struct {
 
 // profPool holds free nodes and arrays and the current key space size S.
 type profPool struct {
-	slab   []profNode   // every node; slab[0] is unused: nodeRef 0 is nil
-	nodes  []nodeRef    // the free ones
+	slab []profNode // every node; slab[0] is unused: nodeRef 0 is nil
+	// free heads the list of free nodes, linked through next (see
+	// recordPool.free).
+	free   nodeRef
 	arrs   []*profArray // every array; arrs[0] is nil: arrRef 0 is none
 	arrays []arrRef     // the free ones
 	keys   int32        // S: keys discovered so far
@@ -146,7 +148,7 @@ func (pp *profPool) allArrays() []*profArray {
 // newNode adds a node to the slab. push and pushSpan take a node from the
 // free list first, each written out: a call of a function of its own
 // (it would not inline) was one frame more at the bottom of the engine's
-// deepest path (see strand).
+// deepest path (see tickAt).
 //
 //go:noinline
 func (pp *profPool) newNode() nodeRef {
@@ -199,9 +201,9 @@ func (pp *profPool) releaseNodes(r nodeRef) {
 			return
 		}
 		next := nd.next
-		nd.next = 0
+		nd.next = pp.free
+		pp.free = r
 		pp.liveNodes--
-		pp.nodes = append(pp.nodes, r)
 		r = next
 	}
 }
@@ -358,10 +360,9 @@ func (pp *profPool) push(p *prof, key int32) *profNode {
 	}
 	// A node from the free list, or a new one (see newNode).
 	pp.liveNodes++
-	var r nodeRef
-	if n := len(pp.nodes); n > 0 {
-		r = pp.nodes[n-1]
-		pp.nodes = pp.nodes[:n-1]
+	r := pp.free
+	if r != 0 {
+		pp.free = pp.slab[r].next
 	} else {
 		r = pp.newNode()
 	}
@@ -423,7 +424,7 @@ func (pp *profPool) addKey(a *profArray, key int32) {
 // pushSpan is addSpan's pending update. It and addKey are out of line so
 // that addSpan's frame stays small, and pushSpan's too: in parallel
 // accounting this runs at the bottom of the engine's deepest path, on the
-// small stack of a goroutine that has just started (see strand and newG).
+// small stack of a goroutine that has just started (see tickAt and newG).
 // It is push, written out, with the span set: a call less on the hot
 // path of serial mode, where most strands of fib and stencil end here.
 //
@@ -433,10 +434,9 @@ func (pp *profPool) pushSpan(p *prof, key int32, d int64) {
 		pp.keys = key + 1
 	}
 	pp.liveNodes++
-	var r nodeRef
-	if n := len(pp.nodes); n > 0 {
-		r = pp.nodes[n-1]
-		pp.nodes = pp.nodes[:n-1]
+	r := pp.free
+	if r != 0 {
+		pp.free = pp.slab[r].next
 	} else {
 		r = pp.newNode()
 	}

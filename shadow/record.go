@@ -34,16 +34,20 @@ type recRef int32
 
 type recordPool struct {
 	recs []record // recs[0] is unused: recRef 0 is nil
-	free []recRef
+	// free heads the list of free records, linked through up. A slice of
+	// them cost an append (and its three-word header's store) per record
+	// freed: with the prof nodes' list (profPool.free), the lists take 30
+	// instructions off a node of profiled fib (callgrind;
+	// docs/benchmarks.md).
+	free recRef
 	live int
 	all  int // ever allocated: the peak, since free never shrinks
 }
 
 func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k int32) recRef {
-	var r recRef
-	if n := len(rp.free); n > 0 {
-		r = rp.free[n-1]
-		rp.free = rp.free[:n-1]
+	r := rp.free
+	if r != 0 {
+		rp.free = rp.recs[r].up
 	} else {
 		r = rp.grow()
 	}
@@ -85,19 +89,20 @@ func (rp *recordPool) retain(r recRef) recRef {
 	return r
 }
 
+// release drops a reference on r, if r is a record. Only the test of r
+// inlines into the hot path, where many releases are of no record (a
+// call's up chain, a join object's first contribution); the rest is a
+// call. Not inlined, as it was at 83 of the compiler's budget of 80, it
+// cost 60 instructions a node of profiled fib (callgrind).
 func (rp *recordPool) release(r recRef) {
 	if r != 0 {
-		if p := &rp.recs[r]; p.refs > 1 {
-			p.refs--
-			return
-		}
 		rp.free1(r)
 	}
 }
 
-// free1 is release of a record whose last reference goes: it frees the
-// record and releases the one before it on the chain, and so on. Out of
-// line, so that release inlines small into the hot path.
+// free1 is release of a record: it drops the reference, and if it was the
+// last, frees the record and releases the one before it on the chain, and
+// so on. Out of line, so that release inlines small into the hot path.
 //
 //go:noinline
 func (rp *recordPool) free1(r recRef) {
@@ -108,9 +113,9 @@ func (rp *recordPool) free1(r recRef) {
 			return
 		}
 		up := p.up
-		p.up = 0
+		p.up = rp.free
+		rp.free = r
 		rp.live--
-		rp.free = append(rp.free, r)
 		r = up
 	}
 }

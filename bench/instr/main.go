@@ -20,10 +20,11 @@
 // The benchmarks then read a step clock (stepClock in
 // shadow/hotpath_test.go): read twice per event, as the clock and cpu
 // measures are, but advancing a fixed step at each read, so that the engine
-// takes the same path on every run. Its read is a few instructions; one
-// of the cpu measure (a bare RDTSC, a multiply and a comparison) takes
-// about 15 more, of the clock (runtime.nanotime) about 60. `make
-// microbench-instr` runs it; docs/benchmarks.md gives its figures.
+// takes the same path on every run. Its read is 5 instructions; one of
+// the clock measure (runtime.nanotime) is 59 under callgrind, and one of
+// the cpu measure, which callgrind cannot run, some 15 by its code (a bare
+// RDTSC, a multiply and a comparison). `make microbench-instr` runs it;
+// docs/benchmarks.md gives its figures.
 package main
 
 import (
@@ -44,19 +45,18 @@ type bench struct {
 	name   string // without the Benchmark prefix
 	events int    // engine events per operation
 	n      int    // operations of the shorter run
-	what   string
 }
 
 // benches are the serial event benchmarks of shadow/hotpath_test.go, with
 // the event counts their cpuTimer calls give.
 var benches = []bench{
-	{"Call", 2, 100_000, "instrumented call enter + exit"},
-	{"EnterLeaveAPI", 2, 100_000, "the same through Leave(Enter(site), f())"},
-	{"SpawnSync", 3, 100_000, "spawn of an empty child + its wait"},
-	{"SpawnSyncAPI", 3, 50_000, "the same through the rewritten code's entry points"},
-	{"SpawnDoneSync", 4, 100_000, "spawn, Done, child's end, wait"},
-	{"SpawnDoneLastSync", 3, 100_000, "the same, the Done glued to the end"},
-	{"FibGlued", 54_725, 20, "the events of fib(20), glued as the rewriter glues fib"},
+	{"Call", 2, 100_000},              // an instrumented call's enter and exit
+	{"EnterLeaveAPI", 2, 100_000},     // the same through Leave(Enter(site), f())
+	{"SpawnSync", 3, 100_000},         // a spawn of an empty child and its wait
+	{"SpawnSyncAPI", 3, 50_000},       // the same through the rewritten code's entry points
+	{"SpawnDoneSync", 4, 100_000},     // spawn, Done, the child's end, wait
+	{"SpawnDoneLastSync", 3, 100_000}, // the same, the Done glued to the end
+	{"FibGlued", 54_725, 20},          // the events of fib(20), glued as the rewriter glues fib
 }
 
 // readFuncs matches the function that reads the benchmarks' measure.

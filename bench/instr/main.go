@@ -149,7 +149,7 @@ func count(vg, bin, dir string, b bench) (result, error) {
 		// machine then dies of SIGILL.
 		cmd.Env = append(os.Environ(), "SPANPROF_BENCH_INSTR=1", "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off")
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			return result{}, fmt.Errorf("Benchmark%s under callgrind: %v\n%s", b.name, err, lastLines(msg, 10))
+			return result{}, fmt.Errorf("running Benchmark%s under callgrind: %v\n%s", b.name, err, lastLines(msg, 10))
 		}
 		f, err := os.Open(out)
 		if err != nil {
@@ -173,7 +173,7 @@ func perOp(b bench, short, long profile) (result, error) {
 		reads:     float64(long.reads-short.reads) / n,
 		readInstr: float64(long.readCost-short.readCost) / n}
 	if r.instr <= 0 || r.reads < 0 || r.readInstr < 0 || r.readInstr > r.instr {
-		return r, fmt.Errorf("Benchmark%s: the counts of %d and %d operations do not differ as they should (%d and %d instructions)", b.name, b.n, 2*b.n, short.total, long.total)
+		return r, fmt.Errorf("counting Benchmark%s: the counts of %d and %d operations do not differ as they should (%d and %d instructions)", b.name, b.n, 2*b.n, short.total, long.total)
 	}
 	return r, nil
 }

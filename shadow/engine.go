@@ -310,8 +310,13 @@ func (e *engine) tick() {
 	if st.glued {
 		// The strand since the last event is empty (glue.go): it ends
 		// where that event's was, and neither event's engine work is
-		// in any strand.
+		// in any strand. An empty strand only counts an event, unless
+		// runs are merged (strands.go), which match strands one by one.
 		st.glued = false
+		if e.merge == nil {
+			e.seq++
+			return
+		}
 		e.tickAt(st.last)
 		return
 	}
@@ -859,7 +864,15 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	var v value // field by field, as in spawnBegin
 	v.t, v.tb = tk.t, tk.tb
 	e.pp.moveInto(&v.path, &tk.path)
-	v.chain = e.rp.retain(e.recordOf(n))
+	// The value's chain starts below the child's own segment, where
+	// recordOf(n) would link it: a record of an ended frame is only a link
+	// (adopt looks for running frames, splice takes ended ones out), so
+	// the child's is not made.
+	if f := &st.frames[n]; f.conn {
+		v.chain = e.rp.retain(tk.fork)
+	} else {
+		v.chain = e.rp.retain(f.up)
+	}
 	v.w = tk.w
 	_, up := e.pop()
 	e.rp.release(up)

@@ -16,12 +16,12 @@ positions: line
 events: Ir
 summary: 5000
 
-ob=(1) /tmp/shadow.test
-fl=(1) /work/shadow/engine.go
+ob=(1) shadow.test
+fl=(1) shadow/engine.go
 fn=(10) github.com/spanprof/spanprof/shadow.(*engine).tick
 26 25
 +1 10
-cfi=(2) /work/shadow/hotpath_test.go
+cfi=(2) shadow/hotpath_test.go
 cfn=(20) github.com/spanprof/spanprof/shadow.(*stepClock).Read
 calls=3 +53
 * 180

@@ -78,7 +78,7 @@ type wgStub struct{ n int64 }
 // length and the engine takes the same path on every run. On the real
 // clock under Valgrind, which path of two was longer at a wait changed from
 // run to run, and the engine's work with it (BenchmarkSpawnDoneSync's count
-// varied by 400 instructions per operation); and Valgrind cannot run the
+// varied by up to 370 instructions per operation); and Valgrind cannot run the
 // cpu measure's RDTSCP.
 type stepClock struct{ now uint64 }
 

@@ -139,9 +139,9 @@ func count(vg, bin, dir string, b bench) (result, error) {
 		out := filepath.Join(dir, fmt.Sprintf("%s.%d.out", b.name, n))
 		cmd := exec.Command(vg, "--tool=callgrind", "--callgrind-out-file="+out,
 			bin, "-test.run", "^$", "-test.bench", "^Benchmark"+b.name+"$", "-test.benchtime", strconv.Itoa(n)+"x", "-test.count", "1")
-		// The clock, every strand counted, and one thread (see
+		// The step clock, every strand counted, and one thread (see
 		// defaultEngine in shadow/hotpath_test.go): the count is then
-		// the same on every run, within a fraction of an instruction.
+		// the same on every run within a few instructions per operation.
 		// No asynchronous preemption: callgrind 3.19 fails an assertion
 		// on the runtime's preemption signal about one run in ten. No
 		// RDTSCP for the runtime's lock timing either: Valgrind's CPU

@@ -95,3 +95,35 @@ func TestCalibrateOverhead(t *testing.T) {
 		}
 	}
 }
+
+// disturbed is stepping where something else runs now and then: in most
+// stretches of blockReads readings, every 100th jumps by a millisecond.
+type disturbed struct {
+	stepping
+	reads, blockReads uint64
+	clean             map[uint64]bool // the blocks nothing disturbs
+}
+
+func (d *disturbed) Read() uint64 {
+	d.reads++
+	if !d.clean[(d.reads-1)/d.blockReads] && d.reads%100 == 0 {
+		d.now += 1_000_000
+	}
+	return d.stepping.Read()
+}
+
+// TestCalibrateOverheadTakesCheapestBatch: interference in seven of the
+// nine batches, enough to move their median, leaves the calibration at the
+// cost of an event, which the two clean batches show.
+func TestCalibrateOverheadTakesCheapestBatch(t *testing.T) {
+	// A serial batch reads the measure once when its engine starts and
+	// once per event, two events per pair.
+	block := uint64(1 + 2*calibrationPairs)
+	m := &disturbed{stepping: stepping{step: 5}, blockReads: block, clean: map[uint64]bool{3: true, 6: true}}
+	if got := calibrateOverhead(m, "synthetic", serialMode, false); got != 5 {
+		t.Errorf("calibrated %d per event with 7 of %d batches disturbed, want 5", got, calibrationBatches)
+	}
+	if want := uint64(calibrationBatches) * block; m.reads != want {
+		t.Fatalf("the calibration read the measure %d times, want %d: the test's blocks are not its batches", m.reads, want)
+	}
+}

@@ -29,10 +29,16 @@ import (
 func calibrateOverhead(m reader, name string, mode runMode, perThread bool) int64 {
 	tab := &siteTable{}
 	tab.add([]SiteInfo{{File: "calibrate", Func: "calibrate", Caller: "calibrate", Kind: spanprofile.KindCall}})
+	// One scratch engine serves every batch: a batch's cost is the work
+	// it added, and the strand that its first event ends began at the
+	// last event of the batch before, so no time falls between batches.
+	// An engine per batch paid its setup, and faulted in its memory, in
+	// every batch.
+	e := newEngine(config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
 	per := make([]int64, calibrationBatches)
 	for b := range per {
-		e := newEngine(config{Measure: m, MeasureName: name, Mode: mode, PerThread: perThread}, tab)
-		for i := 0; i < calibrationPairs; i++ {
+		w0 := e.work
+		for range calibrationPairs {
 			if mode == parallelMode {
 				e.parCallBegin(0, noDepth)
 				e.parCallEnd(noDepth)
@@ -41,14 +47,17 @@ func calibrateOverhead(m reader, name string, mode runMode, perThread bool) int6
 				e.callEndAt(noDepth)
 			}
 		}
-		per[b] = e.work / (2 * calibrationPairs)
+		per[b] = (e.work - w0) / (2 * calibrationPairs)
 	}
 	return slices.Min(per)
 }
 
 // The calibration runs calibrationBatches batches of calibrationPairs call
-// pairs each, 3-4 ms at start-up.
-const calibrationBatches, calibrationPairs = 9, 2000
+// pairs each, about 1 ms at start-up. Short batches serve the cheapest as
+// well as long ones, since fewer of them take an interruption: at 2,000
+// pairs the calibration took 2.3-3.9 ms and read the same costs
+// (docs/measures.md).
+const calibrationBatches, calibrationPairs = 9, 500
 
 // burdenIn returns the burden in m's unit: the given duration, or the
 // measured cost of handing a goroutine off (start one, let it signal a

@@ -116,14 +116,16 @@ func (d *disturbed) Read() uint64 {
 // nine batches, enough to move their median, leaves the calibration at the
 // cost of an event, which the two clean batches show.
 func TestCalibrateOverheadTakesCheapestBatch(t *testing.T) {
-	// A serial batch reads the measure once when its engine starts and
-	// once per event, two events per pair.
-	block := uint64(1 + 2*calibrationPairs)
+	// The scratch engine reads the measure once when it starts, and a
+	// serial batch once per event, two events per pair: block b of the
+	// disturbed reads, (reads-1)/block, holds the reads of batch b but
+	// its last, whose number is odd and never disturbed.
+	block := uint64(2 * calibrationPairs)
 	m := &disturbed{stepping: stepping{step: 5}, blockReads: block, clean: map[uint64]bool{3: true, 6: true}}
 	if got := calibrateOverhead(m, "synthetic", serialMode, false); got != 5 {
 		t.Errorf("calibrated %d per event with 7 of %d batches disturbed, want 5", got, calibrationBatches)
 	}
-	if want := uint64(calibrationBatches) * block; m.reads != want {
+	if want := 1 + uint64(calibrationBatches)*block; m.reads != want {
 		t.Fatalf("the calibration read the measure %d times, want %d: the test's blocks are not its batches", m.reads, want)
 	}
 }

@@ -28,9 +28,9 @@ bench:
 
 # Microbenchmarks of the hot path: the shadow runtime's events (CPU time per
 # op and per event, and instructions where a hardware counter opens), the
-# prof structure, the measures and parlib.
+# prof structure, the measures and parlib; and the profile's write.
 microbench:
-	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/
+	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/ ./spanprofile/
 
 # The same events' instructions, counted by Valgrind's callgrind: exact and
 # the same on every run, where no hardware counter opens (bench/instr).

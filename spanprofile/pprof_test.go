@@ -5,10 +5,12 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -332,4 +334,41 @@ func TestWhatIfComments(t *testing.T) {
 	if len(lines) != 3 || lines[0] != want || !strings.HasPrefix(lines[1], `spanprof: what_if target="build tree" `) || !strings.HasPrefix(lines[2], `spanprof: what_if target="all" `) {
 		t.Errorf("what-if comment lines:\n%s\nwant 3, the first\n%s", strings.Join(lines, "\n"), want)
 	}
+}
+
+// BenchmarkWriteProfile writes a profile with as many calling contexts as
+// examples/matmul's (17,611, stacks up to five sites deep) and reports the
+// bytes it allocates per context: the shadow runtime's estimate of what a
+// write allocates (writeBytesPerContext) is this figure.
+func BenchmarkWriteProfile(b *testing.B) {
+	const contexts, fanout = 17_611, 8
+	p := &spanprofile.Profile{Mode: "serial", Measure: "clock", Unit: "nanoseconds", Spawns: 28_086, Syncs: 9_362}
+	for i := range fanout {
+		p.Sites = append(p.Sites, spanprofile.Site{File: "main.go", Line: 100 + i, Func: "main.mm", Caller: "main.mm", Kind: spanprofile.KindSpawn})
+	}
+	for i := range contexts {
+		var stack []int
+		for n := i; n > 0; n /= fanout {
+			stack = append(stack, n%fanout)
+		}
+		v := int64(i)*7919 + 1
+		tr := spanprofile.Triple{Count: 1 + v%5, Work: v, Span: v / 2}
+		p.Contexts = append(p.Contexts, spanprofile.Context{
+			Stack:  stack,
+			OnWork: spanprofile.Measurement{TopCallSite: tr, TopCaller: tr, Local: tr},
+			OnSpan: spanprofile.Measurement{Local: tr},
+		})
+		p.Work += v
+	}
+	p.Span = p.Work / 8
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		if err := spanprofile.Write(io.Discard, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/contexts, "B/context")
 }

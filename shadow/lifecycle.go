@@ -328,7 +328,7 @@ func stopAndWrite() error {
 			err = errors.New("spanprof: Stop without Start")
 			return
 		}
-		p := e.stop()
+		p := e.stopAnd(collectBeforeProfile)
 		for _, n := range p.NotProfiled {
 			// Also in the profile and every report: go test hides
 			// the stderr of a passing package.
@@ -350,9 +350,6 @@ func stopAndWrite() error {
 			trust.Runs, trust.RunsNote = e.merge.close()
 		}
 		p.Trust = trust
-		if collectBeforeWrite(len(p.Contexts), scanBytes()) {
-			runtime.GC()
-		}
 		if werr := spanprofile.WriteFile(runOpts.Out, p); werr != nil {
 			err = fmt.Errorf("spanprof: can't write %s: %w", runOpts.Out, werr)
 		}
@@ -360,21 +357,30 @@ func stopAndWrite() error {
 	return err
 }
 
-// writeBytesPerContext is about what writing a profile allocates per
-// calling context: 750 bytes in spanprofile's BenchmarkWriteProfile, 730
-// for the 17,611 contexts of examples/matmul.
-const writeBytesPerContext = 750
+// profileBytesPerContext is about what making a profile and writing it
+// allocate per calling context: the write 750 bytes in spanprofile's
+// BenchmarkWriteProfile; the profile's making, less.
+const profileBytesPerContext = 750
 
-// collectBeforeWrite reports whether the collector should run before a
-// profile of the given number of contexts is written, in a heap whose
-// collection scans scan bytes. What the write allocates comes from pages
+// collectBeforeProfile runs the collector before a profile of the given
+// number of calling contexts is made and written, where that is worth it
+// (worthCollecting).
+func collectBeforeProfile(contexts int) {
+	if worthCollecting(contexts, scanBytes()) {
+		runtime.GC()
+	}
+}
+
+// worthCollecting reports whether the collector should run before a
+// profile of the given number of contexts is made and written, in a heap
+// whose collection scans scan bytes. What they allocate comes from pages
 // the process has never touched unless a collection has freed the
 // program's garbage first, and a fresh page faults on its first write (12
 // µs a fault on the 2-vCPU VM). A collection costs in proportion to what
-// it scans, so it runs only where the write allocates more than that
+// it scans, so it runs only where the profile allocates more than that
 // (docs/benchmarks.md).
-func collectBeforeWrite(contexts int, scan uint64) bool {
-	return scan > 0 && uint64(contexts)*writeBytesPerContext > scan
+func worthCollecting(contexts int, scan uint64) bool {
+	return scan > 0 && uint64(contexts)*profileBytesPerContext > scan
 }
 
 // scanBytes returns what a collection would scan: the scannable heap, as

@@ -21,7 +21,13 @@ import (
 // credited to the invocations open around its spawn: the invocations that
 // enclose a child then hold its work and its span, so that none reads a
 // span above its work or below a child's.
-func (e *engine) stop() *spanprofile.Profile {
+func (e *engine) stop() *spanprofile.Profile { return e.stopAnd(nil) }
+
+// stopAnd is stop, calling between, if not nil, with the number of calling
+// contexts once the run has ended and before its profile is made: after
+// the run's last reading, so that what between does is in no strand
+// (collectBeforeProfile).
+func (e *engine) stopAnd(between func(contexts int)) *spanprofile.Profile {
 	if e.par.on.Load() {
 		e.par.mu.Lock()
 		defer e.par.mu.Unlock()
@@ -59,6 +65,9 @@ func (e *engine) stop() *spanprofile.Profile {
 		}
 		e.offerSink(&v)
 		e.drop(&v)
+	}
+	if between != nil {
+		between(len(e.cct.parent))
 	}
 	return e.profile()
 }

@@ -339,7 +339,7 @@ func TestWhatIfComments(t *testing.T) {
 // BenchmarkWriteProfile writes a profile with as many calling contexts as
 // examples/matmul's (17,611, stacks up to five sites deep) and reports the
 // bytes it allocates per context: the shadow runtime's estimate of what a
-// write allocates (writeBytesPerContext) is this figure.
+// profile allocates (profileBytesPerContext) is this figure.
 func BenchmarkWriteProfile(b *testing.B) {
 	const contexts, fanout = 17_611, 8
 	p := &spanprofile.Profile{Mode: "serial", Measure: "clock", Unit: "nanoseconds", Spawns: 28_086, Syncs: 9_362}

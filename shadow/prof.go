@@ -50,7 +50,10 @@ type profArray struct {
 	has  []bool
 }
 
-func (a *profArray) add(key int32, m spanprofile.Measurement) {
+// add adds *m to key's entry. It takes m by pointer: a flush adds every
+// pending update of a list, and a Measurement passed by value was copied,
+// nine words, for each.
+func (a *profArray) add(key int32, m *spanprofile.Measurement) {
 	if int(key) >= len(a.recs) {
 		a.grow(int(key) + 1)
 	}
@@ -58,7 +61,7 @@ func (a *profArray) add(key int32, m spanprofile.Measurement) {
 		a.has[key] = true
 		a.used = append(a.used, key)
 	}
-	addMeasurement(&a.recs[key], &m)
+	addMeasurement(&a.recs[key], m)
 }
 
 // grow resizes the array by table doubling when keys are discovered on the
@@ -489,15 +492,17 @@ func (pp *profPool) flush(p *prof) {
 		if ar != 0 {
 			a, na := pp.arrs[ar], pp.arrs[nr]
 			for _, k := range a.used {
-				na.add(k, a.recs[k])
+				na.add(k, &a.recs[k])
 			}
 			a.refs--
 		}
 		ar = nr
 	}
 	a := pp.arrs[ar]
-	for nd, i := p.head, int32(0); nd != 0 && i < p.n; nd, i = pp.slab[nd].next, i+1 {
-		a.add(pp.slab[nd].key, pp.slab[nd].rec)
+	for nd, i := p.head, int32(0); nd != 0 && i < p.n; i++ {
+		n := &pp.slab[nd]
+		a.add(n.key, &n.rec)
+		nd = n.next
 	}
 	pp.releaseNodes(p.head)
 	*p = prof{arr: ar}

@@ -101,7 +101,7 @@ func openTSC() *tscClock {
 			// Where a hypervisor hides RDTSCP, calibrate with bare RDTSC:
 			// pair brackets each nanotime between two reads and keeps the
 			// tightest bracket, which bounds how far an unordered read can
-			// stray, some nanoseconds over a 5 ms window.
+			// stray, some nanoseconds over the calibration window.
 			ticks := rdtsc
 			if hasRDTSCP() {
 				ticks = rdtscp

@@ -203,6 +203,18 @@ func (o ownChild) exit(obj unsafe.Pointer) { o.e.endG(o.st, obj) }
 // strand's.
 func (c child) resume() { c.e.resume(c.parent) }
 
+// resumeGlued is resume for a glued spawn.
+func (c child) resumeGlued() { c.e.resumeGlued(c.parent) }
+
+// resumeAs is resume, or resumeGlued if glue.
+func (c child) resumeAs(glue bool) {
+	if glue {
+		c.resumeGlued()
+	} else {
+		c.resume()
+	}
+}
+
 // waiting is a wait on a join object (wg.Wait, errgroup's Wait, parlib's
 // Sync), from before it blocks to its return: in parallel accounting the
 // measure is read before the wait blocks, so that the time blocked is no

@@ -49,7 +49,7 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 			defer c.start().exit(unsafe.Pointer(g))
 			return f()
 		})
-		c.resume()
+		c.resumeAs(glue)
 	default:
 		g.Go(f)
 	}

@@ -17,7 +17,7 @@ func Go(site SiteID, f func()) {
 	site, glue := unglue(site)
 	c := spawnChild(g, d, site)
 	if !c.inline() {
-		goAsWritten(c, f)
+		goAsWritten(c, f, glue)
 		return
 	}
 	e, how := c.e, c.how
@@ -29,13 +29,13 @@ func Go(site SiteID, f func()) {
 // accounting, or as the program did.
 //
 //go:noinline
-func goAsWritten(c child, f func()) {
+func goAsWritten(c child, f func(), glue bool) {
 	if c.own() {
 		go func() {
 			defer c.start().exit(nil)
 			f()
 		}()
-		c.resume()
+		c.resumeAs(glue)
 		return
 	}
 	go f() // not the profiled goroutine (gate.go): what the program did

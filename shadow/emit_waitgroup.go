@@ -30,7 +30,7 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 			defer c.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
 			f()
 		}()
-		c.resume()
+		c.resumeAs(glue)
 	default:
 		wg.Go(f)
 	}

@@ -147,9 +147,15 @@ type gstate struct {
 	// (callEndGlueAt): no code runs before its next event, whose strand
 	// is then empty and which reads the measure once for both.
 	glued bool
-	g     uintptr
-	prev  *gstate // the state g had before this one, restored at the end
-	idx   int32   // index in the engine's allG, which records name (record.go)
+	// parGlued is glued for a goroutine spawned for real (parallel
+	// accounting, glue.go): its next event, which comes with no code
+	// between, takes glueAt as its reading instead of reading again. Only
+	// the goroutine itself reads and writes them.
+	parGlued bool
+	glueAt   uint64
+	g        uintptr
+	prev     *gstate // the state g had before this one, restored at the end
+	idx      int32   // index in the engine's allG, which records name (record.go)
 }
 
 // value is what flows along join edges: the longest path to a point.

@@ -38,7 +38,16 @@ import (
 //     measure unread as a glued call end does, and the call's begin reads
 //     it once for both: two more reads per fib node.
 //
-// Parallel accounting takes all of them as the plain events.
+// Parallel accounting takes a last Done as a plain Done. A goroutine
+// spawned for real, which buffers its calls with one reading each
+// (parallel.go), takes the glued spawn and the glued call end with one
+// reading fewer each: its call's begin takes the reading that resumed it
+// after the spawn (resumeGlued), and the wait after a glued end takes the
+// end's reading as the one before it blocks (beforeWait): two readings
+// fewer per node of fib spawned for real (TestParallelGlueReadsOnce). The
+// goroutine that holds the engine takes its calls under the lock and
+// reads as before. A glue that its next event does not take (a panic
+// between) is dropped at the goroutine's next turn at the lock.
 
 // callEndGlueAt is callEndAt that leaves the measure unread: the
 // goroutine's next event comes with no code between (glued).
@@ -126,7 +135,7 @@ func endCallGlue(g, d uintptr) {
 	if e := begin(g, -1); e != nil {
 		e.callEndGlueAt(d)
 	} else if e := parEngine(); e != nil {
-		e.parCallEnd(d)
+		e.parCallEndGlue(d)
 	}
 }
 

@@ -110,6 +110,10 @@ func (e *engine) lock(now uint64, site SiteID) *gstate {
 	if e.cfg.PerThread {
 		now = st.m.Read()
 	}
+	// A glue left for an event that took another way (a panic between
+	// two glued events) must not outlive it: it would start a later
+	// strand in the past.
+	st.parGlued = false
 	e.replay(st)
 	e.tickAt(now)
 	return st
@@ -184,6 +188,25 @@ func (e *engine) parCallEnd(d uintptr) {
 		e.buffer(st, callEvent{site: -1, d: d})
 		return
 	}
+	e.parCallEndLocked(d)
+}
+
+// parCallEndGlue is parCallEnd where the goroutine's next event, a wait,
+// follows with no code between (glue.go): a goroutine spawned for real
+// leaves the wait the reading its buffered end took.
+func (e *engine) parCallEndGlue(d uintptr) {
+	if st := e.spawned(); st != nil {
+		if now, kept := e.buffer(st, callEvent{site: -1, d: d}); kept {
+			st.glueAt, st.parGlued = now, true
+		}
+		return
+	}
+	e.parCallEndLocked(d)
+}
+
+// parCallEndLocked is parCallEnd on the goroutine that holds the engine,
+// which does not buffer.
+func (e *engine) parCallEndLocked(d uintptr) {
 	if st := e.lock(e.read(), -1); st != nil {
 		if e.endsCall(d) {
 			e.callEnd()
@@ -202,16 +225,24 @@ func (e *engine) parDone(obj unsafe.Pointer, d uintptr) {
 	}
 }
 
-// beforeWait reads the measure before a wait blocks; parWait ends the
-// strand there.
+// beforeWait reads the measure before a wait blocks, or takes the
+// reading of the glued call end right before it (glue.go); parWait ends
+// the strand there.
 func (e *engine) beforeWait() uint64 {
 	if !e.cfg.PerThread {
+		if st := e.par.byG.get(getg()); st != nil && st.parGlued {
+			return st.glueAt // the wait follows a glued call end; lock clears it
+		}
 		return e.m.Read()
 	}
 	var now uint64
 	e.par.mu.Lock()
 	if st := e.par.byG.get(getg()); st != nil {
-		now = st.m.Read()
+		if st.parGlued {
+			now = st.glueAt
+		} else {
+			now = st.m.Read()
+		}
 	}
 	e.par.mu.Unlock()
 	return now
@@ -357,6 +388,7 @@ func (e *engine) startG(c *gstate) {
 	g := getg()
 	c.g = g
 	c.prev = e.par.byG.put(g, c)
+	c.parGlued = false // a reused state's last glue, had it any
 	c.last = c.m.Read()
 }
 
@@ -606,6 +638,20 @@ func (e *engine) resume(p *gstate) {
 	}
 }
 
+// resumeGlued is resume for a glued spawn (glue.go), whose spawning
+// goroutine's next event is a call's begin with no code between: a
+// goroutine spawned for real buffers that begin with this reading, one
+// reading fewer per spawn. The goroutine that holds the engine takes its
+// calls under the lock, which reads before it, and gets no glue.
+func (e *engine) resumeGlued(p *gstate) {
+	if p != nil {
+		p.last = p.m.Read()
+		if p != e.root {
+			p.glueAt, p.parGlued = p.last, true
+		}
+	}
+}
+
 // Calls are most of a fork/join program's events, and between two of its
 // goroutine's other events (a spawn, a join contribution, a wait, its end)
 // they change nothing that another goroutine sees: the goroutine's own
@@ -658,10 +704,17 @@ func (e *engine) spawned() *gstate {
 	return nil
 }
 
-// buffer adds the call ev to st's buffer, with the measure read now, and
-// hands the buffer to the engine when it is full.
-func (e *engine) buffer(st *gstate, ev callEvent) {
-	ev.now = st.m.Read()
+// buffer adds the call ev to st's buffer, with the measure read now (or
+// the glued reading the event before left, resumeGlued), and hands the
+// buffer to the engine when it is full. It returns the event's reading,
+// and whether that is where the goroutine's strand starts: not after a
+// hand-over, whose unlock starts it again.
+func (e *engine) buffer(st *gstate, ev callEvent) (uint64, bool) {
+	if st.parGlued {
+		ev.now, st.parGlued = st.glueAt, false
+	} else {
+		ev.now = st.m.Read()
+	}
 	b := &st.calls
 	b.mu.Lock()
 	b.evs = append(b.evs, ev)
@@ -673,7 +726,9 @@ func (e *engine) buffer(st *gstate, ev callEvent) {
 		} else {
 			b.drop() // the run has stopped
 		}
+		return ev.now, false
 	}
+	return ev.now, true
 }
 
 // replay takes the buffered calls of st, the current state, in order,

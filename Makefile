@@ -1,7 +1,7 @@
 # The commands a newcomer needs: `make test` runs everything CI runs.
 GO ?= go
 
-.PHONY: test vet fmt lint bench microbench microbench-instr spanvet html-check
+.PHONY: test vet fmt lint bench microbench microbench-instr pgo spanvet html-check
 
 # -timeout: cmd/spanprof's tests take 6-7 minutes beside two busy loops on
 # two cores, near go test's default of 10 per package.
@@ -36,6 +36,13 @@ microbench:
 # the same on every run, where no hardware counter opens (bench/instr).
 microbench-instr:
 	$(GO) run ./bench/instr
+
+# The runtime's CPU profile, shadow/engine.pgo, which spanprof's builds
+# compile shadow and perf with (profile-guided optimization): the suite's
+# examples profiled, their runtime frames merged (bench/pgo). Run it after
+# changing the engine; TestEngineProfileIsFresh says when.
+pgo:
+	$(GO) run ./bench/pgo
 
 spanvet:
 	$(GO) build -o spanvet ./vettool

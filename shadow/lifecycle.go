@@ -320,6 +320,10 @@ func BeforeExit(code int) int {
 // options. It
 // is safe to call more than once and from a deferred function while a panic
 // unwinds; only the first call writes.
+// pgoStop ends the CPU profile of a build with the tag spanprof_pgo
+// (pgo.go); nil in every other build.
+var pgoStop func()
+
 func stopAndWrite() error {
 	var err error
 	stopOnce.Do(func() {
@@ -329,6 +333,9 @@ func stopAndWrite() error {
 			return
 		}
 		p := e.stopAnd(collectBeforeProfile)
+		if pgoStop != nil {
+			pgoStop()
+		}
 		for _, n := range p.NotProfiled {
 			// Also in the profile and every report: go test hides
 			// the stderr of a passing package.

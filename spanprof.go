@@ -14,10 +14,12 @@ import (
 
 //go:generate go run ./rewrite/internal/mkruntime
 
-// runtimeFS holds the runtime's packages and the go.mod and go.sum of the
-// runtime as a module of its own (rewrite/runtime.mod and runtime.sum).
+// runtimeFS holds the runtime's packages, the CPU profile its builds
+// compile shadow and perf with (shadow/engine.pgo, written by bench/pgo),
+// and the go.mod and go.sum of the runtime as a module of its own
+// (rewrite/runtime.mod and runtime.sum).
 //
-//go:embed shadow/*.go shadow/*.s perf/*.go perf/*.s spanprofile/*.go parlib/*.go region/*.go rewrite/runtime.mod rewrite/runtime.sum
+//go:embed shadow/*.go shadow/*.s shadow/engine.pgo perf/*.go perf/*.s spanprofile/*.go parlib/*.go region/*.go rewrite/runtime.mod rewrite/runtime.sum
 var runtimeFS embed.FS
 
 // RuntimeSource returns the source of the runtime: the directories shadow,

@@ -28,12 +28,17 @@ bench:
 
 # Microbenchmarks of the hot path: the shadow runtime's events (CPU time per
 # op and per event, and instructions where a hardware counter opens), the
-# prof structure, the measures and parlib; and the profile's write.
+# prof structure, the measures and parlib; and the profile's write. shadow
+# and perf compile with the runtime's profile, as spanprof's builds compile
+# them (rewrite.PGOFlags).
+PGO = $(CURDIR)/shadow/engine.pgo
+PGOFLAGS = -gcflags=github.com/spanprof/spanprof/shadow=-pgoprofile=$(PGO) -gcflags=github.com/spanprof/spanprof/perf=-pgoprofile=$(PGO)
 microbench:
-	$(GO) test -run '^$$' -bench . -benchmem ./shadow/ ./perf/ ./parlib/ ./spanprofile/
+	$(GO) test -run '^$$' -bench . -benchmem $(PGOFLAGS) ./shadow/ ./perf/ ./parlib/ ./spanprofile/
 
 # The same events' instructions, counted by Valgrind's callgrind: exact and
-# the same on every run, where no hardware counter opens (bench/instr).
+# the same on every run, where no hardware counter opens (bench/instr; with
+# the runtime's profile, -pgo=false without).
 microbench-instr:
 	$(GO) run ./bench/instr
 

@@ -433,10 +433,18 @@ func (b *Build) Flags() []string {
 	if b.PGO == "" {
 		return flags
 	}
-	arg, ok := quoteFlag("-pgoprofile=" + b.PGO)
+	return append(flags, PGOFlags(b.PGO)...)
+}
+
+// PGOFlags returns the go command's flags that compile the runtime's
+// packages (PGOPackages) with the CPU profile in file, and nothing else;
+// none if file's name cannot be quoted for the go command.
+func PGOFlags(file string) []string {
+	arg, ok := quoteFlag("-pgoprofile=" + file)
 	if !ok {
-		return flags
+		return nil
 	}
+	var flags []string
 	for _, pkg := range PGOPackages {
 		flags = append(flags, "-gcflags="+pkg+"="+arg)
 	}

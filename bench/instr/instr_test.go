@@ -101,7 +101,7 @@ func TestCallUnderValgrind(t *testing.T) {
 		t.Skip("builds and runs the shadow test binary under valgrind")
 	}
 	dir := t.TempDir()
-	bin, err := buildShadowTest(dir)
+	bin, err := buildShadowTest(dir, true)
 	if err != nil {
 		t.Fatal(err)
 	}

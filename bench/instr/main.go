@@ -38,6 +38,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spanprof/spanprof/rewrite"
 )
 
 // A bench is one of the shadow package's microbenchmarks.
@@ -64,8 +66,9 @@ var readFuncs = regexp.MustCompile(`shadow\.\(\*stepClock\)\.Read$`)
 
 func main() {
 	only := flag.String("bench", ".", "count only the benchmarks whose names match `regexp`")
+	pgo := flag.Bool("pgo", true, "compile shadow and perf with shadow/engine.pgo, as spanprof's builds do")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench/instr [-bench regexp]\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench/instr [-bench regexp] [-pgo=false]\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -77,7 +80,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(re); err != nil {
+	if err := run(re, *pgo); err != nil {
 		fmt.Fprintln(os.Stderr, "instr:", err)
 		os.Exit(1)
 	}
@@ -89,7 +92,7 @@ type result struct {
 	instr, reads, readInstr float64
 }
 
-func run(only *regexp.Regexp) error {
+func run(only *regexp.Regexp, pgo bool) error {
 	vg, err := exec.LookPath("valgrind")
 	if err != nil {
 		return errors.New("valgrind not found: install it (apt-get install valgrind); this counts instructions with its callgrind tool")
@@ -99,12 +102,16 @@ func run(only *regexp.Regexp) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := buildShadowTest(tmp)
+	bin, err := buildShadowTest(tmp, pgo)
 	if err != nil {
 		return err
 	}
 	version, _ := exec.Command(vg, "--version").Output()
-	fmt.Printf("instructions per operation, counted by callgrind (%s), on a step clock, GOMAXPROCS=1\n\n", strings.TrimSpace(string(version)))
+	with := "with shadow/engine.pgo"
+	if !pgo {
+		with = "without the runtime's profile"
+	}
+	fmt.Printf("instructions per operation, counted by callgrind (%s), on a step clock, GOMAXPROCS=1, %s\n\n", strings.TrimSpace(string(version)), with)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "benchmark\tevents/op\tinstructions/op\t/event\treads/op\tread instructions/op\tengine/op\tengine/event\t")
 	for _, b := range benches {
@@ -121,10 +128,23 @@ func run(only *regexp.Regexp) error {
 	return tw.Flush()
 }
 
-// buildShadowTest builds the shadow package's test binary in dir.
-func buildShadowTest(dir string) (string, error) {
+// buildShadowTest builds the shadow package's test binary in dir, with the
+// runtime's profile if pgo.
+func buildShadowTest(dir string, pgo bool) (string, error) {
 	bin := filepath.Join(dir, "shadow.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, "github.com/spanprof/spanprof/shadow")
+	args := []string{"test", "-c", "-o", bin}
+	if pgo {
+		gomod, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			return "", fmt.Errorf("go env GOMOD: %v", err)
+		}
+		prof := filepath.Join(filepath.Dir(strings.TrimSpace(string(gomod))), "shadow", "engine.pgo")
+		if _, err := os.Stat(prof); err != nil {
+			return "", fmt.Errorf("the runtime's profile: %v (run in the spanprof module, or with -pgo=false)", err)
+		}
+		args = append(args, rewrite.PGOFlags(prof)...)
+	}
+	build := exec.Command("go", append(args, "github.com/spanprof/spanprof/shadow")...)
 	if msg, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the shadow test binary: %v\n%s", err, msg)
 	}

@@ -181,8 +181,8 @@ func (c *cpuClock) wall() uint64 {
 // the hot path: one clock read and a comparison, and a check once a Period.
 // It reads the clock itself rather than through wall, which does not
 // inline (the call to the runtime's clock costs more than the inliner's
-// budget): the call was 2 ns of a read's 12, and profiled fib, which reads
-// six times a node, took 3% longer with it (docs/benchmarks.md).
+// budget): profiled fib, which reads six times a node, took 2% longer with
+// it (docs/benchmarks.md).
 func (c *cpuClock) Read() uint64 {
 	var now uint64
 	if t := c.tsc; t != nil {

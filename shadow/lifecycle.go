@@ -316,14 +316,14 @@ func BeforeExit(code int) int {
 	return code
 }
 
-// stopAndWrite ends the run and writes the profile to the file of the
-// options. It
-// is safe to call more than once and from a deferred function while a panic
-// unwinds; only the first call writes.
 // pgoStop ends the CPU profile of a build with the tag spanprof_pgo
 // (pgo.go); nil in every other build.
 var pgoStop func()
 
+// stopAndWrite ends the run and writes the profile to the file of the
+// options. It
+// is safe to call more than once and from a deferred function while a panic
+// unwinds; only the first call writes.
 func stopAndWrite() error {
 	var err error
 	stopOnce.Do(func() {

@@ -95,6 +95,49 @@ func TestEngineLockExclusion(t *testing.T) {
 	}
 }
 
+// TestEngineLockFreeSkipsWaiters checks that a free lock is taken and
+// released without the waiters' mutex, whatever waiters there are: while a
+// waiter woken by an unlock has not run to try again, every take and release
+// would otherwise go through that mutex. At GOMAXPROCS=1 a woken waiter
+// waits for the running goroutine to block, and parallel fib took the slow
+// path for 2.1 million of its 2.5 million locks (9,000 with this).
+func TestEngineLockFreeSkipsWaiters(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state int64
+	}{
+		{"woken waiter", lockWoken},
+		{"woken and parked waiters", lockWoken + 3*lockWaiter},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l engineLock
+			l.state.Store(tc.state)
+			l.mu.Lock() // a slow path would wait for it
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				l.Lock()
+				//lint:ignore SA2001 a take and release is what is tested
+				l.Unlock()
+				if !l.TryLock() {
+					t.Error("TryLock did not take the free lock")
+					return
+				}
+				l.Unlock()
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("taking a free lock waited for the waiters' mutex")
+			}
+			l.mu.Unlock()
+			if s := l.state.Load(); s != tc.state {
+				t.Fatalf("state %#x after a take and release, want %#x", s, tc.state)
+			}
+		})
+	}
+}
+
 // BenchmarkEngineLock times a take and release of a free lock (the cost at
 // every locked event of parallel accounting without contention) and of a
 // contended one, beside sync.Mutex.

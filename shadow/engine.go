@@ -490,26 +490,39 @@ func (e *engine) finish(f *frame, tk *task) int64 {
 		// case deep in divide and conquer.
 		e.pp.addLocal(&tk.path, f.ctx, f.ownWork)
 	} else {
-		var m spanprofile.Measurement
-		m.Local.Count, m.Local.Work = 1, f.ownWork // on the path, local span comes from the strands
-		if f.topCS {
-			m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
-			w.TopCallSite.Count++
-			w.TopCallSite.Work += work
-			w.TopCallSite.Span += span
-		}
-		if f.topCaller {
-			m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
-			w.TopCaller.Count++
-			w.TopCaller.Work += work
-			w.TopCaller.Span += span
-		}
-		e.pp.updatePtr(&tk.path, f.ctx, &m)
+		e.finishTop(f, tk, w, work, span)
 	}
 	if f.topCS {
 		e.ap.pop(&st.act, f.site)
 	}
 	return work
+}
+
+// finishTop is finish for an invocation that is its site's top call site
+// or its context's top caller: the triples it counts, on the work profile
+// (w) and on the path. Out of line, so that the measurement it builds is
+// not in the frame of every invocation's end: finish inlines into callEnd,
+// which a goroutine of parallel mode reaches deep in its recursion when a
+// wait replays its buffered calls, and that frame's size decided whether
+// it outgrew its stack (see newG).
+//
+//go:noinline
+func (e *engine) finishTop(f *frame, tk *task, w *spanprofile.Measurement, work, span int64) {
+	var m spanprofile.Measurement
+	m.Local.Count, m.Local.Work = 1, f.ownWork // on the path, local span comes from the strands
+	if f.topCS {
+		m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
+		w.TopCallSite.Count++
+		w.TopCallSite.Work += work
+		w.TopCallSite.Span += span
+	}
+	if f.topCaller {
+		m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
+		w.TopCaller.Count++
+		w.TopCaller.Work += work
+		w.TopCaller.Span += span
+	}
+	e.pp.updatePtr(&tk.path, f.ctx, &m)
 }
 
 // growContexts sizes the per-context arrays to at least n contexts by

@@ -30,9 +30,10 @@ bench:
 # op and per event, and instructions where a hardware counter opens), the
 # prof structure, the measures and parlib; and the profile's write. shadow
 # and perf compile with the runtime's profile, as spanprof's builds compile
-# them (rewrite.PGOFlags).
-PGO = $(CURDIR)/shadow/engine.pgo
-PGOFLAGS = -gcflags=github.com/spanprof/spanprof/shadow=-pgoprofile=$(PGO) -gcflags=github.com/spanprof/spanprof/perf=-pgoprofile=$(PGO)
+# them: the flags name a copy of the profile by its content, since the go
+# command's build cache does not look into the file a flag names
+# (rewrite.EnginePGO).
+PGOFLAGS = $(shell $(GO) run ./bench/pgo -flags)
 microbench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PGOFLAGS) ./shadow/ ./perf/ ./parlib/ ./spanprofile/
 

@@ -35,6 +35,51 @@ func TestBuildFlagsPGO(t *testing.T) {
 	}
 }
 
+// TestEnginePGOFollowsItsContent: the profile the builds name changes its
+// name when its content changes and keeps it when not. The go command's
+// build cache keys on the flags, not on the file they name: under the
+// profile's own name, a profile rewritten in place left the runtime
+// compiled with the old one, and a file of garbage built from the cache.
+func TestEnginePGOFollowsItsContent(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // os.UserCacheDir on Unix
+	t.Setenv("HOME", cache)           // on Darwin
+	t.Setenv("LocalAppData", cache)   // on Windows
+	root := t.TempDir()
+	if got, err := EnginePGO(root); err != nil || got != "" {
+		t.Fatalf("without a profile: %q, %v; want none", got, err)
+	}
+	src := filepath.Join(root, "shadow", "engine.pgo")
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	use := func(content string) string {
+		t.Helper()
+		if err := os.WriteFile(src, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name, err := EnginePGO(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(name); err != nil || string(got) != content {
+			t.Fatalf("%s holds %q, %v; want %q", name, got, err, content)
+		}
+		if name == src || !strings.HasPrefix(name, cache) {
+			t.Fatalf("EnginePGO named %s, want a copy in the cache %s", name, cache)
+		}
+		return name
+	}
+	a := use("profile A")
+	b := use("profile B")
+	if a == b {
+		t.Errorf("two contents got one name, %s: a build would take the runtime compiled with the first from the cache", a)
+	}
+	if again := use("profile A"); again != a {
+		t.Errorf("the same content got %s, then %s: the build cache would miss", a, again)
+	}
+}
+
 // TestPGOReachesOnlyTheRuntime: the go command compiles the runtime's
 // packages with the profile and nothing else, neither the program nor the
 // standard library, whose code then compiles as the user builds it (and
@@ -42,7 +87,10 @@ func TestBuildFlagsPGO(t *testing.T) {
 func TestPGOReachesOnlyTheRuntime(t *testing.T) {
 	needGo(t)
 	root := moduleRoot(t)
-	pgo := enginePGO(root)
+	pgo, err := EnginePGO(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if pgo == "" {
 		t.Fatal("the repository has no shadow/engine.pgo")
 	}

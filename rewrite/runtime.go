@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/version"
 	"io/fs"
@@ -358,7 +359,8 @@ type Build struct {
 	Overlay string
 	Work    string // the go.work; "" when the module is spanprof itself
 	// PGO is the runtime's CPU profile (shadow/engine.pgo), which the
-	// build compiles the runtime's packages with; "" for none.
+	// build compiles the runtime's packages with, as a copy named by its
+	// content (EnginePGO); "" for none.
 	PGO string
 }
 
@@ -394,14 +396,16 @@ func NewBuild(prog *Program, res *Result) (*Build, error) {
 		return b, err
 	}
 	if prog.Module.Path == SpanprofModule {
-		b.PGO = enginePGO(prog.Module.Dir)
-		return b, nil
+		b.PGO, err = EnginePGO(prog.Module.Dir)
+		return b, err
 	}
 	rtDir, err := Runtime()
 	if err != nil {
 		return b, err
 	}
-	b.PGO = enginePGO(rtDir)
+	if b.PGO, err = EnginePGO(rtDir); err != nil {
+		return b, err
+	}
 	gomod, err := os.ReadFile(prog.Module.GoMod)
 	if err != nil {
 		return b, err
@@ -455,14 +459,56 @@ func PGOFlags(file string) []string {
 // profile: the engine, and the measures whose Read it calls.
 var PGOPackages = []string{SpanprofModule + "/shadow", SpanprofModule + "/perf"}
 
-// enginePGO returns the runtime's profile in the runtime's source at root,
-// or "" if it has none.
-func enginePGO(root string) string {
-	name := filepath.Join(root, "shadow", "engine.pgo")
-	if _, err := os.Stat(name); err != nil {
-		return ""
+// EnginePGO returns the runtime's profile in the runtime's source at root
+// (shadow/engine.pgo), or "" if it has none, as a copy in the user's cache
+// directory named by the hash of its content: the name to give PGOFlags.
+//
+// The go command keys its build cache on the compiler's flags and the
+// packages' sources, not on the files a flag names: given the profile by
+// its own name, a build after the profile was rewritten in place (make pgo)
+// took the runtime compiled with the old one from the cache, and a profile
+// of garbage built without an error. A name that changes with the content
+// changes the flags, and one that does not change keeps the cache's
+// copies.
+func EnginePGO(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "shadow", "engine.pgo"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
 	}
-	return name
+	if err != nil {
+		return "", fmt.Errorf("the runtime's profile: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "spanprof", "pgo")
+	name := filepath.Join(dir, hex.EncodeToString(sum[:8])+".pgo")
+	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, data) {
+		return name, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("copying the runtime's profile: %w", err)
+	}
+	// Written under another name and renamed, so that a build running
+	// beside this one never reads half a profile.
+	tmp, err := os.CreateTemp(dir, "tmp-*.pgo")
+	if err != nil {
+		return "", fmt.Errorf("copying the runtime's profile: %w", err)
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("copying the runtime's profile: %w", err)
+	}
+	return name, nil
 }
 
 // quoteFlag quotes arg for a list of flags that the go command splits at

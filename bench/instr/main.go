@@ -138,9 +138,12 @@ func buildShadowTest(dir string, pgo bool) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("go env GOMOD: %v", err)
 		}
-		prof := filepath.Join(filepath.Dir(strings.TrimSpace(string(gomod))), "shadow", "engine.pgo")
-		if _, err := os.Stat(prof); err != nil {
-			return "", fmt.Errorf("the runtime's profile: %v (run in the spanprof module, or with -pgo=false)", err)
+		prof, err := rewrite.EnginePGO(filepath.Dir(strings.TrimSpace(string(gomod))))
+		if err == nil && prof == "" {
+			err = fmt.Errorf("no shadow/engine.pgo")
+		}
+		if err != nil {
+			return "", fmt.Errorf("%v (run in the spanprof module, or with -pgo=false)", err)
 		}
 		args = append(args, rewrite.PGOFlags(prof)...)
 	}

@@ -6,6 +6,7 @@
 // Usage:
 //
 //	go run ./bench/pgo [-only fib,stencil] [-o shadow/engine.pgo]
+//	go run ./bench/pgo -flags
 //
 // It builds each example of the suite (examples/suite.txt, stress cases
 // left out) with spanprof build and the build tag spanprof_pgo, under
@@ -35,6 +36,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/spanprof/spanprof/bench/suite"
+	"github.com/spanprof/spanprof/rewrite"
 )
 
 // runtimeFrames matches the functions of the packages compiled with the
@@ -44,7 +46,22 @@ var runtimeFrames = regexp.MustCompile(`^github\.com/spanprof/spanprof/(shadow|p
 func main() {
 	only := flag.String("only", "", "comma-separated examples to run (default: the suite's)")
 	out := flag.String("o", filepath.Join("shadow", "engine.pgo"), "the profile to write")
+	printFlags := flag.Bool("flags", false, "print the go command's flags that compile the runtime with the profile as it is, and write nothing")
 	flag.Parse()
+	if *printFlags {
+		// For make microbench: the flags spanprof's builds give, which
+		// name a copy of the profile by its content (rewrite.EnginePGO).
+		pgo, err := rewrite.EnginePGO(".")
+		if err == nil && pgo == "" {
+			err = fmt.Errorf("no shadow/engine.pgo here: run in the spanprof module")
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pgo:", err)
+			os.Exit(1)
+		}
+		fmt.Println(strings.Join(rewrite.PGOFlags(pgo), " "))
+		return
+	}
 	if err := run(*only, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "pgo:", err)
 		os.Exit(1)

@@ -460,11 +460,7 @@ func (pp *profPool) pushSpan(p *prof, key int32, d int64) {
 // an invocation that is neither top-call-site nor top-caller.
 func (pp *profPool) addLocal(p *prof, key int32, w int64) {
 	if p.head == 0 {
-		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
-			if !a.has[key] {
-				a.has[key] = true
-				a.used = append(a.used, key)
-			}
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) && a.has[key] {
 			a.recs[key].Local.Count++
 			a.recs[key].Local.Work += w
 			return
@@ -473,6 +469,26 @@ func (pp *profPool) addLocal(p *prof, key int32, w int64) {
 		h.rec.Local.Count++
 		h.rec.Local.Work += w
 		return
+	}
+	pp.addLocalSlow(p, key, w)
+}
+
+// addLocalSlow is addLocal where the update is not in place: a new key of
+// an array, or a new list element. Out of line, so that addLocal's frame
+// stays small: it runs under callEnd, which a goroutine of parallel mode
+// reaches at the bottom of its recursion when a wait replays its buffered
+// calls, and that frame decided whether it outgrew its stack (see newG).
+//
+//go:noinline
+func (pp *profPool) addLocalSlow(p *prof, key int32, w int64) {
+	if p.head == 0 {
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
+			a.has[key] = true
+			a.used = append(a.used, key)
+			a.recs[key].Local.Count++
+			a.recs[key].Local.Work += w
+			return
+		}
 	}
 	nd := pp.push(p, key)
 	nd.rec.Local.Count, nd.rec.Local.Work = 1, w

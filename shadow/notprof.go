@@ -100,7 +100,7 @@ func (e *engine) note(why int, g uintptr, site SiteID) {
 // first reports whether g is seen for the first time (a g reused by a new
 // goroutine counts once: the count is a lower bound).
 func (o *otherEvents) first(g uintptr) bool {
-	h := int((g >> 4) * 0x9E3779B97F4A7C15 >> 54)
+	h := int(uint64(g>>4) * 0x9E3779B97F4A7C15 >> 54)
 	for i := 0; i < seenProbe; i++ {
 		s := &o.seen[(h+i)%seenSlots]
 		switch v := s.Load(); {

@@ -155,7 +155,10 @@ type gstate struct {
 	glueAt   uint64
 	g        uintptr
 	prev     *gstate // the state g had before this one, restored at the end
-	idx      int32   // index in the engine's allG, which records name (record.go)
+	// prevAnchored says prev was g's anchor (anchor.go), not its entry in
+	// the goroutine table.
+	prevAnchored bool
+	idx          int32 // index in the engine's allG, which records name (record.go)
 }
 
 // value is what flows along join edges: the longest path to a point.
@@ -183,6 +186,9 @@ type engine struct {
 	// the engine (hold.go).
 	cur  *gstate
 	root *gstate
+	// anchorKey keys the anchors of goroutines spawned for real
+	// (anchor.go); 0: none, every state is in the goroutine table.
+	anchorKey uintptr
 
 	cfg        config
 	m          reader

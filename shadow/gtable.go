@@ -22,8 +22,9 @@ import (
 // tombstones fill half the table a new table is built and published whole;
 // a reader still on the old one finds its own entry there, unchanged.
 //
-// Every goroutine spawned for real adds an entry and removes it, so
-// tombstones pile up fast: parallel fib made 318,000 entries with 8,000
+// Where anchors work (anchor.go) the table holds the root state alone;
+// elsewhere every goroutine spawned for real adds an entry and removes it,
+// so tombstones pile up fast: parallel fib made 318,000 entries with 8,000
 // live at once, and rebuilt its table every 8,000 or so (2.3% of its CPU at
 // GOMAXPROCS=1). So a put takes the first tombstone on its probe path, and
 // a removal that leaves the last slot of a probe run empties it, and the

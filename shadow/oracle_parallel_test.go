@@ -244,6 +244,12 @@ func (r *prun) childEnd(c *pcursor, kind opKind, obj unsafe.Pointer, g *gstate) 
 }
 
 func checkParallelAgainstOracle(t *testing.T, seed uint64) {
+	checkParallelAgainstOracleWith(t, seed, false)
+}
+
+// checkParallelAgainstOracleWith is checkParallelAgainstOracle, with the
+// goroutines' states in the goroutine table alone if noAnchors.
+func checkParallelAgainstOracleWith(t *testing.T, seed uint64, noAnchors bool) {
 	r := rand.New(rand.NewPCG(seed, 17))
 	p := genProgram(r)
 	burden := int64(r.IntN(6))
@@ -262,6 +268,9 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	tab.add(p.sites)
 	m := &goSynthetic{n: map[uintptr]uint64{}}
 	e := newEngine(config{Measure: m, MeasureName: "synthetic", Unit: "count", Mode: parallelMode, Burden: burden}, tab)
+	if noAnchors {
+		e.anchorKey = 0 // before any goroutine's event
+	}
 	pl := &prun{p: p, play: true, e: e, m: m, tasks: rec.tasks}
 	pl.cond = sync.NewCond(&pl.mu)
 	// The engine's root is the goroutine that made it: the main task runs
@@ -281,11 +290,35 @@ func checkParallelAgainstOracle(t *testing.T, seed uint64) {
 	close(finished)
 	got := e.stop()
 	compareWithOracle(t, seed, got, want)
+	if anchorsWork() && !noAnchors && e.anchorKey == 0 {
+		t.Errorf("seed %d: the goroutines were not anchored", seed)
+	}
 	if e.par.live != 0 || e.par.byG.live != 1 {
 		t.Errorf("seed %d: %d goroutines live and %d states registered after the run, want 0 and 1", seed, e.par.live, e.par.byG.live)
 	}
 	if e.ap.live != 0 {
 		t.Errorf("seed %d: %d activity nodes live after the run, want 0", seed, e.ap.live)
+	}
+}
+
+// TestOracleParallelTable is TestOracleParallel with every goroutine's
+// state in the goroutine table, as on platforms without anchors
+// (anchor.go), on fewer programs.
+func TestOracleParallelTable(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 50
+	}
+	for _, procs := range []int{1, 2, 8} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			for seed := uint64(0); seed < uint64(n); seed++ {
+				checkParallelAgainstOracleWith(t, seed, true)
+				if t.Failed() {
+					return
+				}
+			}
+		})
 	}
 }
 

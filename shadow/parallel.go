@@ -8,8 +8,9 @@ import (
 )
 
 // Parallel accounting (docs/modes.md, TaskProf §3): goroutines run for
-// real, each with a shadow state of its own (gstate), found by goroutine in
-// a table read without a lock (gtable.go), and every event but a call takes
+// real, each with a shadow state of its own (gstate), found without a lock
+// through an anchor on the goroutine's own stack (anchor.go) or in a
+// table keyed by goroutine (gtable.go), and every event but a call takes
 // the engine's lock (calls wait in a buffer of the goroutine's: callBuf,
 // below). A spawned goroutine starts from a copy of its parent's span,
 // burdened span and path profile at the spawn (an O(1) share of the
@@ -67,6 +68,9 @@ var maxLocked int32 = 1000
 // engine calls it (from its own event, or before the run starts), so no event
 // can be in flight.
 func (e *engine) enablePar() {
+	if !e.par.on.Load() {
+		e.anchorKey = newAnchorKey() // before on: events read it after
+	}
 	e.par.mu.Lock()
 	if e.root.g != 0 {
 		e.par.byG.put(e.root.g, e.root)
@@ -131,7 +135,7 @@ func (e *engine) lock(now uint64, site SiteID) *gstate {
 //go:noinline
 func (e *engine) take(site SiteID) (st *gstate, home bool) {
 	g := getg()
-	st = e.par.byG.get(g) // before the lock: only g changes its entry
+	st = e.stateOf(g) // before the lock: only g changes its entry
 	e.par.mu.Lock()
 	if st == nil && g == e.home && e.owner.Load() == 0 && !e.stopped {
 		// The goroutine that started the run takes the engine back
@@ -230,14 +234,14 @@ func (e *engine) parDone(obj unsafe.Pointer, d uintptr) {
 // the strand there.
 func (e *engine) beforeWait() uint64 {
 	if !e.cfg.PerThread {
-		if st := e.par.byG.get(getg()); st != nil && st.parGlued {
+		if st := e.stateOf(getg()); st != nil && st.parGlued {
 			return st.glueAt // the wait follows a glued call end; lock clears it
 		}
 		return e.m.Read()
 	}
 	var now uint64
 	e.par.mu.Lock()
-	if st := e.par.byG.get(getg()); st != nil {
+	if st := e.stateOf(getg()); st != nil {
 		if st.parGlued {
 			now = st.glueAt
 		} else {
@@ -383,11 +387,20 @@ func (e *engine) startG(c *gstate) {
 	if e.cfg.PerThread && e.cfg.Open != nil {
 		e.ownMeasure(c)
 	}
-	// The state is the goroutine's alone until it is in the table: only
-	// the table's lock, no turn at the engine's.
+	// The state is the goroutine's alone until it is in the table or its
+	// anchor (anchor.go): no turn at the engine's lock.
 	g := getg()
 	c.g = g
-	c.prev = e.par.byG.put(g, c)
+	if k := e.anchorKey; k != 0 {
+		c.prev = anchorLoad(k)
+		c.prevAnchored = c.prev != nil
+		if c.prev == nil {
+			c.prev = e.par.byG.get(g)
+		}
+		anchorStore(g^k, c)
+	} else {
+		c.prev = e.par.byG.put(g, c)
+	}
 	c.parGlued = false // a reused state's last glue, had it any
 	c.last = c.m.Read()
 }
@@ -428,8 +441,8 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 	}
 	now := c.m.Read()
 	// c may be reused once the lock is released.
-	closeM, g, prev := c.close, c.g, c.prev
-	c.close, c.prev = nil, nil
+	closeM, g, prev, pa := c.close, c.g, c.prev, c.prevAnchored
+	c.close, c.prev, c.prevAnchored = nil, nil, false
 	e.par.mu.Lock()
 	if !e.stopped {
 		e.cur = c
@@ -439,7 +452,7 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 	}
 	c.calls.drop() // what a stopped run did not take
 	e.par.mu.Unlock()
-	e.leave(g, c, prev, closeM)
+	e.leave(g, c, prev, pa, closeM)
 }
 
 // endOwn ends c, the current state, whose goroutine has reached its end:
@@ -470,8 +483,16 @@ func (e *engine) endOwn(c *gstate, obj unsafe.Pointer) {
 // and closes the measure the goroutine opened (closeM), after the engine's
 // lock. Only g looks its entry up, and it is here: the entry can go after
 // the lock, even if c is reused meanwhile (del checks that it is c's).
-func (e *engine) leave(g uintptr, c, prev *gstate, closeM func()) {
-	if prev != nil {
+// With anchors (anchor.go), g clears its anchor, or gives it back prev if
+// prev was anchored (pa); a prev in the table is found there again.
+func (e *engine) leave(g uintptr, c, prev *gstate, pa bool, closeM func()) {
+	if k := e.anchorKey; k != 0 {
+		if pa {
+			anchorStore(g^k, prev)
+		} else {
+			anchorStore(0, nil)
+		}
+	} else if prev != nil {
 		e.par.byG.put(g, prev)
 	} else {
 		e.par.byG.del(g, c)
@@ -511,12 +532,12 @@ func (e *engine) parDoneLast(obj unsafe.Pointer, d uintptr) {
 		e.unlock(st)
 		return
 	}
-	closeM, g, prev := st.close, st.g, st.prev
-	st.close, st.prev = nil, nil
+	closeM, g, prev, pa := st.close, st.g, st.prev, st.prevAnchored
+	st.close, st.prev, st.prevAnchored = nil, nil, false
 	st.early = true // before endOwn, whose reap must leave st alone
 	e.endOwn(st, obj)
 	e.par.mu.Unlock() // no strand follows: no reading
-	e.leave(g, st, prev, closeM)
+	e.leave(g, st, prev, pa, closeM)
 }
 
 // exitedList holds the states of goroutines that ended at their last Done
@@ -698,7 +719,7 @@ type callBuf struct {
 // spawned returns the calling goroutine's state if it is a goroutine
 // spawned for real (not the root state, which does not buffer), or nil.
 func (e *engine) spawned() *gstate {
-	if st := e.par.byG.get(getg()); st != e.root {
+	if st := e.stateOf(getg()); st != e.root {
 		return st
 	}
 	return nil

@@ -25,10 +25,12 @@ import (
 // as it does on platforms other than amd64. The key is the goroutine's g
 // xor a random number of the engine's, so that a word left on the stack by
 // an earlier goroutine, or by another engine, matches only by a chance of
-// one in 2⁶⁴; only a matching key's state is ever read, and a goroutine's
-// anchor is cleared before the goroutine ends, so a stack the runtime
-// gives to another goroutine carries none. The state an anchor holds is
-// kept alive by the engine's allG: the collector does not see the anchor.
+// one in 2⁶⁴, and only a matching key's state is ever read. A goroutine
+// clears its anchor before it ends, but a stack that grew left a copy in
+// the old stack, which the runtime may give to a later goroutine on the
+// same g: so the state must also name the goroutine that anchored it and
+// still runs it (anchored). The state an anchor holds is kept alive by the
+// engine's allG: the collector does not see the anchor.
 //
 // The root state, which a hand-over moves from goroutine to goroutine
 // (hold.go), stays in the table, and an anchor comes before the table: a
@@ -67,10 +69,24 @@ func newAnchorKey() uintptr {
 // stateOf returns the state of the calling goroutine, g: its anchor's, or
 // else its entry's in the goroutine table, or nil.
 func (e *engine) stateOf(g uintptr) *gstate {
+	if st := e.anchored(g); st != nil {
+		return st
+	}
+	return e.par.byG.get(g)
+}
+
+// anchored returns the state the calling goroutine, g, anchored, or nil.
+// The anchor's key is not enough: a stack that grows is copied, and the
+// old copy, anchor and all, goes back to the runtime, which may give it to
+// a later goroutine on the same g (x/sync's errgroup tests, rewritten,
+// found a test's goroutine taking a state that had ended long before). So
+// the state must also say that g anchored it and has not ended it
+// (anchoredBy).
+func (e *engine) anchored(g uintptr) *gstate {
 	if k := e.anchorKey; k != 0 {
-		if st := anchorLoad(k); st != nil {
+		if st := anchorLoad(k); st != nil && st.anchoredBy.Load() == g {
 			return st
 		}
 	}
-	return e.par.byG.get(g)
+	return nil
 }

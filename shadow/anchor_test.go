@@ -116,6 +116,26 @@ func TestStartGAnchors(t *testing.T) {
 			done <- "leave did not clear the anchor"
 			return
 		}
+		// An anchor left in a stack that a later goroutine on the same
+		// g got from the runtime: its state has ended (endOwn cleared
+		// anchoredBy), or another goroutine runs it now.
+		anchorStore(g^e.anchorKey, outer)
+		outer.anchoredBy.Store(0)
+		if e.stateOf(g) != nil {
+			done <- "an ended state's stale anchor was taken"
+			return
+		}
+		outer.anchoredBy.Store(g + 64)
+		if e.stateOf(g) != nil {
+			done <- "a stale anchor to another goroutine's state was taken"
+			return
+		}
+		outer.anchoredBy.Store(g)
+		if e.stateOf(g) != outer {
+			done <- "a live anchor was not taken"
+			return
+		}
+		anchorStore(0, nil)
 		done <- ""
 	}()
 	if msg := <-done; msg != "" {

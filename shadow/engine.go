@@ -158,7 +158,13 @@ type gstate struct {
 	// prevAnchored says prev was g's anchor (anchor.go), not its entry in
 	// the goroutine table.
 	prevAnchored bool
-	idx          int32 // index in the engine's allG, which records name (record.go)
+	// anchoredBy is the g whose anchor holds this state while that
+	// goroutine runs it (anchor.go): set by startG, cleared by endOwn
+	// under the engine's lock, so that an anchor left in a stack the
+	// runtime has since given to another goroutine finds a state that is
+	// not that goroutine's, and is ignored.
+	anchoredBy atomic.Uintptr
+	idx        int32 // index in the engine's allG, which records name (record.go)
 }
 
 // value is what flows along join edges: the longest path to a point.

@@ -392,11 +392,12 @@ func (e *engine) startG(c *gstate) {
 	g := getg()
 	c.g = g
 	if k := e.anchorKey; k != 0 {
-		c.prev = anchorLoad(k)
+		c.prev = e.anchored(g)
 		c.prevAnchored = c.prev != nil
 		if c.prev == nil {
 			c.prev = e.par.byG.get(g)
 		}
+		c.anchoredBy.Store(g)
 		anchorStore(g^k, c)
 	} else {
 		c.prev = e.par.byG.put(g, c)
@@ -475,6 +476,7 @@ func (e *engine) endOwn(c *gstate, obj unsafe.Pointer) {
 	e.par.live--
 	c.frames = c.frames[:0]
 	c.dead = true
+	c.anchoredBy.Store(0) // before reap can hand c to another goroutine
 	e.reap(c)
 	e.cur = e.root
 }

@@ -73,11 +73,7 @@ func Runtime() (string, error) {
 		fmt.Fprintf(h, "%s %d\n", n, len(files[n]))
 		h.Write(files[n])
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	parent := filepath.Join(cache, "spanprof")
+	parent := spanprofDir()
 	dir := filepath.Join(parent, "runtime-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 		return dir, nil
@@ -479,11 +475,7 @@ func EnginePGO(root string) (string, error) {
 		return "", fmt.Errorf("the runtime's profile: %w", err)
 	}
 	sum := sha256.Sum256(data)
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "spanprof", "pgo")
+	dir := filepath.Join(spanprofDir(), "pgo")
 	name := filepath.Join(dir, hex.EncodeToString(sum[:8])+".pgo")
 	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, data) {
 		return name, nil
@@ -529,4 +521,15 @@ func quoteFlag(arg string) (quoted string, ok bool) {
 // Env returns env for the go command of the build (see WorkEnv).
 func (b *Build) Env(env []string) []string {
 	return WorkEnv(env, cmp.Or(b.Work, "off"))
+}
+
+// spanprofDir is where the embedded runtime and the runtime's profile are
+// written, by names that follow their content: spanprof in the user's
+// cache directory, or in the temporary directory where there is none.
+func spanprofDir() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	return filepath.Join(cache, "spanprof")
 }

@@ -243,13 +243,10 @@ func (r *prun) childEnd(c *pcursor, kind opKind, obj unsafe.Pointer, g *gstate) 
 	}
 }
 
-func checkParallelAgainstOracle(t *testing.T, seed uint64) {
-	checkParallelAgainstOracleWith(t, seed, false)
-}
-
-// checkParallelAgainstOracleWith is checkParallelAgainstOracle, with the
-// goroutines' states in the goroutine table alone if noAnchors.
-func checkParallelAgainstOracleWith(t *testing.T, seed uint64, noAnchors bool) {
+// checkParallelAgainstOracle checks the program of seed in parallel
+// accounting against the oracle, with the goroutines' states in the
+// goroutine table alone if noAnchors.
+func checkParallelAgainstOracle(t *testing.T, seed uint64, noAnchors bool) {
 	r := rand.New(rand.NewPCG(seed, 17))
 	p := genProgram(r)
 	burden := int64(r.IntN(6))
@@ -305,33 +302,24 @@ func checkParallelAgainstOracleWith(t *testing.T, seed uint64, noAnchors bool) {
 // state in the goroutine table, as on platforms without anchors
 // (anchor.go), on fewer programs.
 func TestOracleParallelTable(t *testing.T) {
-	n := 300
-	if testing.Short() {
-		n = 50
-	}
-	for _, procs := range []int{1, 2, 8} {
-		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			for seed := uint64(0); seed < uint64(n); seed++ {
-				checkParallelAgainstOracleWith(t, seed, true)
-				if t.Failed() {
-					return
-				}
-			}
-		})
-	}
+	oracleParallelSeeds(t, 300, 50, true)
 }
 
 func TestOracleParallel(t *testing.T) {
-	n := 3000
+	oracleParallelSeeds(t, 3000, 300, false)
+}
+
+// oracleParallelSeeds checks n programs (short with -short) at GOMAXPROCS
+// 1, 2 and 8, with the table alone if noAnchors.
+func oracleParallelSeeds(t *testing.T, n, short int, noAnchors bool) {
 	if testing.Short() {
-		n = 300
+		n = short
 	}
 	for _, procs := range []int{1, 2, 8} {
 		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			for seed := uint64(0); seed < uint64(n); seed++ {
-				checkParallelAgainstOracle(t, seed)
+				checkParallelAgainstOracle(t, seed, noAnchors)
 				if t.Failed() {
 					return
 				}

@@ -258,6 +258,13 @@ type engine struct {
 	par      parallel
 	allG     []*gstate // every goroutine state made, for stop and the memory count
 	freeG    []*gstate
+	// spareG and spareF are what is left of the last batch of states and
+	// of their frames (newState).
+	spareG []gstate
+	spareF []frame
+	// topM is finishTop's measurement, kept here rather than in its
+	// frame (see finishTop).
+	topM spanprofile.Measurement
 	// noCompress turns credit's path compression (parallel.go) and the
 	// splicing of record chains (splice) off, for a test that compares
 	// the profiles with and without them.
@@ -518,9 +525,15 @@ func (e *engine) finish(f *frame, tk *task) int64 {
 // wait replays its buffered calls, and that frame's size decided whether
 // it outgrew its stack (see newG).
 //
+// The measurement it builds lives in the engine (topM), not in its frame:
+// a frame of 192 bytes at the end of every call of a non-recursive
+// function (quicksort's partition) outgrew the stacks of 9,000 of parallel
+// quicksort's goroutines.
+//
 //go:noinline
 func (e *engine) finishTop(f *frame, tk *task, w *spanprofile.Measurement, work, span int64) {
-	var m spanprofile.Measurement
+	m := &e.topM
+	*m = spanprofile.Measurement{}
 	m.Local.Count, m.Local.Work = 1, f.ownWork // on the path, local span comes from the strands
 	if f.topCS {
 		m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
@@ -534,7 +547,7 @@ func (e *engine) finishTop(f *frame, tk *task, w *spanprofile.Measurement, work,
 		w.TopCaller.Work += work
 		w.TopCaller.Span += span
 	}
-	e.pp.updatePtr(&tk.path, f.ctx, &m)
+	e.pp.updatePtr(&tk.path, f.ctx, m)
 }
 
 // growContexts sizes the per-context arrays to at least n contexts by
@@ -818,7 +831,43 @@ func (e *engine) closeTop() {
 	}
 }
 
+// callEnd ends the innermost invocation of the current state, a call.
+//
+// Its common case, an invocation nested in its own recursion whose path
+// passes its start, with nothing to pass down or to release, is written
+// out here with only the local triple's updates, and the rest is
+// callEndSlow: finish inlined into one function made a frame of 192 bytes,
+// and a goroutine of parallel mode reaches callEnd at the bottom of its
+// recursion, where a wait or a spawn replays its buffered calls (see newG).
 func (e *engine) callEnd() {
+	st := e.cur
+	n := len(st.frames) - 1
+	f := &st.frames[n]
+	if f.topCS || f.topCaller || !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 || int(f.ctx) >= len(e.onWork) {
+		e.callEndSlow()
+		return
+	}
+	sz := &e.sizes[f.ctx]
+	if sz.n <= outlierMin {
+		e.callEndSlow()
+		return
+	}
+	// finish and pop, for this case.
+	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(f.ownWork))]++
+	w := &e.onWork[f.ctx]
+	w.Local.Count++
+	w.Local.Work += f.ownWork
+	w.Local.Span += f.o
+	// The frame goes first (f stays valid: the slab does not move), so
+	// that nothing is live across the call.
+	st.frames = st.frames[:n]
+	e.pp.addLocal(&st.tasks[len(st.tasks)-1].path, f.ctx, f.ownWork)
+}
+
+// callEndSlow is callEnd in every case.
+//
+//go:noinline
+func (e *engine) callEndSlow() {
 	st := e.cur
 	tk := &st.tasks[len(st.tasks)-1]
 	e.finish(&st.frames[len(st.frames)-1], tk)
@@ -974,6 +1023,36 @@ func (e *engine) wait(obj unsafe.Pointer) {
 	if i < 0 {
 		return
 	}
+	acc := &e.joins.accs[i]
+	if e.wi != nil || acc.ext != 0 {
+		e.waitSlow(i, obj)
+		return
+	}
+	// follow, from the accumulator in place: the value that waitSlow
+	// moves out made wait's frame 272 bytes, and a goroutine of parallel
+	// mode waits at the bottom of its recursion (see newG).
+	st := e.cur
+	tk := &st.tasks[len(st.tasks)-1]
+	if acc.tb > tk.tb {
+		tk.tb = acc.tb
+	}
+	chain := acc.chain
+	if acc.t > tk.t {
+		tk.t = acc.t
+		e.pp.assign(&tk.path, &acc.path)
+		e.adopt(&st.frames[len(st.frames)-1], chain)
+	} else {
+		e.pp.init(&acc.path)
+	}
+	e.rp.release(chain)
+	e.joins.removeAt(i) // the slot owns nothing any more
+}
+
+// waitSlow is wait on the accumulator in slot i, for obj, with what-if
+// variants or a group's lanes.
+//
+//go:noinline
+func (e *engine) waitSlow(i int, obj unsafe.Pointer) {
 	acc := &e.joins.accs[i]
 	if e.wi != nil {
 		e.wi.takeLanes(obj, &e.joins.ext(acc).w)

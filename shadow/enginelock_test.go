@@ -181,3 +181,44 @@ func BenchmarkEngineLock(b *testing.B) {
 		})
 	})
 }
+
+// TestEngineLockReusesWaiters parks n goroutines twice and checks that the
+// second round takes its wake-ups from those of the first, none made anew:
+// a new one is an allocation deep on a goroutine's small stack (see free).
+func TestEngineLockReusesWaiters(t *testing.T) {
+	var l engineLock
+	const n = 6
+	round := func() map[*waiter]bool {
+		l.Lock()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				l.Lock()
+				l.Unlock()
+			})
+			waitParked(t, &l, i+1)
+		}
+		l.Unlock()
+		wg.Wait()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		seen := make(map[*waiter]bool)
+		for _, w := range l.free {
+			seen[w] = true
+		}
+		return seen
+	}
+	first := round()
+	if len(first) != n {
+		t.Fatalf("%d wake-ups kept after %d goroutines parked once each, want %d", len(first), n, n)
+	}
+	second := round()
+	for w := range second {
+		if !first[w] {
+			t.Fatalf("the second round made a new wake-up (%d kept, %d after the first round)", len(second), len(first))
+		}
+	}
+	if len(second) != n {
+		t.Fatalf("%d wake-ups kept after the second round, want %d", len(second), n)
+	}
+}

@@ -348,9 +348,8 @@ func (e *engine) spawnG(site SiteID, fork recRef) *gstate {
 // events one level down the program's recursion without a copy: fib(25)'s
 // 121,000 goroutines went from 31,600 copies to 13,500 (docs/benchmarks.md).
 // The rest copy below two or more levels of the recursion, or in the
-// runtime's allocator. For the same reason a fresh state gets room for a
-// few frames here: growing the slab in the goroutine's first events took
-// the allocator's deep path on its stack.
+// runtime's allocator, which the engine calls as little as it can on such
+// a stack (newState, engineLock's waiters).
 //
 //go:noinline
 func (e *engine) newG(p *gstate) *gstate {
@@ -362,11 +361,7 @@ func (e *engine) newG(p *gstate) *gstate {
 		c = e.freeG[n-1]
 		e.freeG = e.freeG[:n-1]
 	} else {
-		// Room for a few frames from the start: growing the slab in
-		// the goroutine's first events takes the runtime's allocator,
-		// deep, on its small stack.
-		c = &gstate{frames: make([]frame, 0, 4), idx: int32(len(e.allG))}
-		e.allG = append(e.allG, c)
+		c = e.newState()
 	}
 	c.m = e.m
 	c.work = 0
@@ -379,6 +374,37 @@ func (e *engine) newG(p *gstate) *gstate {
 	f := &c.frames[0]
 	f.site, f.ctx, f.conn = -1, p.frames[len(p.frames)-1].ctx, true
 	c.tasks = append(c.tasks[:0], task{})
+	return c
+}
+
+// stateBatch is how many states newState makes at once, and
+// framesAtStart how many frames each has room for.
+const stateBatch, framesAtStart = 32, 8
+
+// newState returns a state never used, with room for framesAtStart frames,
+// and enters it in allG.
+//
+// It makes them stateBatch at a time, frames and all, because it runs on
+// the spawning goroutine's stack, deep in its recursion, where a call of
+// the runtime's allocator outgrew the stack for many a goroutine
+// (parallel fib at GOMAXPROCS=1: 4,000 of 52,000 copies). Each state has
+// room for a few frames from the start for the same reason: growing the
+// slab in its first events (push, under a replay) takes the allocator on
+// the goroutine's own small stack (6,400 more of fib's copies with room for
+// four, the number before).
+//
+//go:noinline
+func (e *engine) newState() *gstate {
+	if len(e.spareG) == 0 {
+		e.spareG = make([]gstate, stateBatch)
+		e.spareF = make([]frame, stateBatch*framesAtStart)
+	}
+	c := &e.spareG[0]
+	e.spareG = e.spareG[1:]
+	c.frames = e.spareF[:0:framesAtStart]
+	e.spareF = e.spareF[framesAtStart:]
+	c.idx = int32(len(e.allG))
+	e.allG = append(e.allG, c)
 	return c
 }
 

@@ -330,23 +330,38 @@ func (pp *profPool) update(p *prof, key int32, m spanprofile.Measurement) {
 }
 
 // updatePtr is update without copying the measurement, for the hot path.
+// Its in-place cases are here and the rest in updateSlow, out of line, as
+// addLocal's are (finishTop calls it at the end of every call of a
+// function that does not recurse).
 func (pp *profPool) updatePtr(p *prof, key int32, m *spanprofile.Measurement) {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
 	if p.head == 0 {
-		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
-			// Figure 4 line 16, in place because nobody shares it.
-			if !a.has[key] {
-				a.has[key] = true
-				a.used = append(a.used, key)
-			}
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) && a.has[key] {
 			addMeasurement(&a.recs[key], m)
 			return
 		}
 	} else if h := &pp.slab[p.head]; h.refs == 1 && h.key == key {
 		addMeasurement(&h.rec, m) // coalesce with an unshared pending update
 		return
+	}
+	pp.updateSlow(p, key, m)
+}
+
+// updateSlow is updatePtr where the update is not in place.
+//
+//go:noinline
+func (pp *profPool) updateSlow(p *prof, key int32, m *spanprofile.Measurement) {
+	if p.head == 0 {
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) {
+			// Figure 4 line 16, in place because nobody shares it: a
+			// new key (updatePtr took the others).
+			a.has[key] = true
+			a.used = append(a.used, key)
+			addMeasurement(&a.recs[key], m)
+			return
+		}
 	}
 	setMeasurement(&pp.push(p, key).rec, m)
 	if p.own >= pp.flushLimit() { // lines 18-19

@@ -188,12 +188,14 @@ func BenchmarkEngineLock(b *testing.B) {
 func TestEngineLockReusesWaiters(t *testing.T) {
 	var l engineLock
 	const n = 6
+	taken := 0
 	round := func() map[*waiter]bool {
 		l.Lock()
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
 				l.Lock()
+				taken++
 				l.Unlock()
 			})
 			waitParked(t, &l, i+1)
@@ -213,6 +215,9 @@ func TestEngineLockReusesWaiters(t *testing.T) {
 		t.Fatalf("%d wake-ups kept after %d goroutines parked once each, want %d", len(first), n, n)
 	}
 	second := round()
+	if taken != 2*n {
+		t.Fatalf("the lock was taken %d times, want %d", taken, 2*n)
+	}
 	for w := range second {
 		if !first[w] {
 			t.Fatalf("the second round made a new wake-up (%d kept, %d after the first round)", len(second), len(first))

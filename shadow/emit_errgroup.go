@@ -45,8 +45,9 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 			g.Go(func() error { return err })
 		}
 	case c.own():
+		st := c.st // the closure takes the state alone (see gstate.start)
 		g.Go(func() error {
-			defer c.start().exit(unsafe.Pointer(g))
+			defer st.start().exit(unsafe.Pointer(g))
 			return f()
 		})
 		c.resumeAs(glue)
@@ -87,7 +88,7 @@ func GroupTryGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) bool {
 			if !c.own() {
 				return f()
 			}
-			defer c.start().exit(unsafe.Pointer(g))
+			defer c.st.start().exit(unsafe.Pointer(g))
 			return f()
 		})
 		if ok {

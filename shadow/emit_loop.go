@@ -118,8 +118,9 @@ func parlibSplit(e *engine, how runHow, pg *parlib.Group, site SiteID, d uintptr
 			parlibSplit(e, how, pg, site, d, mid, top, grain, body)
 			c.end(obj, d)
 		case c.own():
+			st := c.st
 			pg.Spawn(func() {
-				defer c.start().exit(obj)
+				defer st.start().exit(obj)
 				// Another goroutine's stack: the depth of the loop's
 				// caller means nothing there.
 				parlibSplit(e, how, pg, site, noDepth, mid, top, grain, body)

@@ -28,8 +28,9 @@ func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 		f()
 		c.end(unsafe.Pointer(g), d)
 	case c.own():
+		st := c.st
 		g.Spawn(func() {
-			defer c.start().exit(unsafe.Pointer(g))
+			defer st.start().exit(unsafe.Pointer(g))
 			f()
 		})
 		c.resume()
@@ -75,10 +76,10 @@ func ParlibSpawn[T any](site SiteID, spawn func(func() T) *parlib.Task[T], f fun
 		var t *parlib.Task[T]
 		ready := make(chan struct{})
 		t = spawn(func() T {
-			c.start()
+			c.st.start()
 			defer func() {
 				<-ready
-				c.exit(unsafe.Pointer(t))
+				c.st.exit(unsafe.Pointer(t))
 			}()
 			return f()
 		})
@@ -145,8 +146,9 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 			f()
 			c.end(obj, d)
 		case c.own():
+			st := c.st
 			g.Spawn(func() {
-				defer c.start().exit(obj)
+				defer st.start().exit(obj)
 				f()
 			})
 			c.resume()

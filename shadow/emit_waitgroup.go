@@ -25,9 +25,10 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 		}
 	case c.own():
 		wg.Add(1)
+		st := c.st // the closure takes the state alone (see gstate.start)
 		go func() {
 			defer wg.Done()
-			defer c.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
+			defer st.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
 			f()
 		}()
 		c.resumeAs(glue)

@@ -165,6 +165,9 @@ type gstate struct {
 	// not that goroutine's, and is ignored.
 	anchoredBy atomic.Uintptr
 	idx        int32 // index in the engine's allG, which records name (record.go)
+	// eng is the engine that made the state (newState), so that a
+	// goroutine's deferred end needs only the state (gstate.exit).
+	eng *engine
 }
 
 // value is what flows along join edges: the longest path to a point.
@@ -483,16 +486,15 @@ func (e *engine) childCtx(st *gstate, s int32) int32 {
 // the current path, which is the longest path to the invocation's end. It
 // passes the work of goroutines credited to f on to the frame below, and
 // returns the invocation's work.
+//
+// Its rare calls (growContexts, countFirst) come first, before the values
+// it computes are live: what is live across a call is spilled to the
+// frame, and finish runs under a replay at the bottom of a goroutine's
+// recursion in parallel mode (see newG).
 func (e *engine) finish(f *frame, tk *task) int64 {
-	st := e.cur
-	work, span := st.work-f.w0+f.subWork, tk.t-f.t0
-	if f.subWork != 0 {
-		st.frames[len(st.frames)-2].subWork += f.subWork
-	}
 	if int(f.ctx) >= len(e.onWork) {
 		e.growContexts(int(f.ctx) + 1)
 	}
-	w := &e.onWork[f.ctx]
 	// countSize, written out: it does not inline, and its two calls per
 	// finished invocation cost 60 instructions a node of profiled fib
 	// (callgrind; docs/benchmarks.md).
@@ -501,6 +503,12 @@ func (e *engine) finish(f *frame, tk *task) int64 {
 	} else {
 		e.countFirst(sz, sizeBucket(f.ownWork))
 	}
+	st := e.cur
+	work, span := st.work-f.w0+f.subWork, tk.t-f.t0
+	if f.subWork != 0 {
+		st.frames[len(st.frames)-2].subWork += f.subWork
+	}
+	w := &e.onWork[f.ctx]
 	w.Local.Count++
 	w.Local.Work += f.ownWork
 	w.Local.Span += f.o

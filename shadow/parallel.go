@@ -339,7 +339,7 @@ func (e *engine) spawnG(site SiteID, fork recRef) *gstate {
 // program nearly every goroutine's first event is a spawn. So spawnG's
 // frame is kept small, and what needs stack is taken on its own (this
 // function, recordOf from parSpawn, and take from lock; the spawn's own
-// frames are trimmed too: spawnChild, ownChild): with the fork's record
+// frames are trimmed too: spawnChild, gstate.start): with the fork's record
 // taken inside a spawnG that held all of this, 400 bytes deep, parallel
 // fib(27) copied 196,000 stacks for its 318,000 goroutines (13-20% of its
 // CPU time), and 77,000 after. The engine's deepest path (a spawn that
@@ -403,7 +403,7 @@ func (e *engine) newState() *gstate {
 	e.spareG = e.spareG[1:]
 	c.frames = e.spareF[:0:framesAtStart]
 	e.spareF = e.spareF[framesAtStart:]
-	c.idx = int32(len(e.allG))
+	c.idx, c.eng = int32(len(e.allG)), e
 	e.allG = append(e.allG, c)
 	return c
 }

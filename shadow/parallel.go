@@ -2,7 +2,6 @@ package shadow
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -160,16 +159,14 @@ func (e *engine) take(site SiteID) (st *gstate, home bool) {
 }
 
 // unlock releases the engine and starts the goroutine's next strand.
+//
+// The strand's start is written after the lock, where stop may be
+// replaying the goroutine's buffer (replayOther), which reads it; but the
+// turn just ended emptied the buffer, and stop reads only the calls
+// buffered since (callBuf.published), whose appends follow this write.
 func (e *engine) unlock(st *gstate) {
 	e.par.mu.Unlock()
-	if st == e.root {
-		st.last = st.m.Read()
-		return
-	}
-	// Under the buffer's lock: stop may replay the buffer meanwhile.
-	st.calls.mu.Lock()
 	st.last = st.m.Read()
-	st.calls.mu.Unlock()
 }
 
 // The par methods take the events of the calling goroutine, whose function
@@ -477,7 +474,9 @@ func (e *engine) endG(c *gstate, obj unsafe.Pointer) {
 		e.tickAt(now)
 		e.endOwn(c, obj)
 	}
-	c.calls.drop() // what a stopped run did not take
+	if len(c.calls.evs) != 0 {
+		c.calls.drop() // what a stopped run did not take
+	}
 	e.par.mu.Unlock()
 	e.leave(g, c, prev, pa, closeM)
 }
@@ -735,13 +734,46 @@ type callEvent struct {
 	site SiteID
 }
 
-// callBuf is a goroutine's buffered calls. The goroutine appends to it
-// and, under the engine's lock, replays it; mu orders its appends, and its
-// start of a strand after the lock (unlock), with stop, which replays the
-// calls of the goroutines still running (replayOther).
+// callBuf is a goroutine's buffered calls. Only the goroutine appends to
+// it and, under the engine's lock, replays and empties it; evs is its own.
+// Stop, which replays the calls of the goroutines still running
+// (replayOther), reads them through n and base, which the goroutine
+// publishes at each append: one atomic store per call. A mutex held for
+// each append, and for the strand's start after each turn at the lock
+// (unlock), took two atomic operations each, six per goroutine of parallel
+// fib (docs/benchmarks.md).
 type callBuf struct {
-	mu  sync.Mutex
-	evs []callEvent
+	evs  []callEvent
+	n    atomic.Int32              // len(evs), for stop
+	base atomic.Pointer[callEvent] // evs's array, for stop
+}
+
+// grow doubles the buffer's room, up to callBufSize, and publishes the new
+// array before the count that covers its next event: stop, loading the
+// count first, finds an array that holds at least that many.
+//
+//go:noinline
+func (b *callBuf) grow() {
+	evs := make([]callEvent, len(b.evs), min(max(4, 2*cap(b.evs)), callBufSize))
+	copy(evs, b.evs)
+	b.evs = evs
+	b.base.Store(unsafe.SliceData(evs))
+}
+
+// published returns the calls the buffer's goroutine has appended, for
+// another goroutine (stop, under the engine's lock).
+func (b *callBuf) published() []callEvent {
+	n := b.n.Load()
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice(b.base.Load(), n)
+}
+
+// drop forgets the buffered calls; only the buffer's goroutine calls it.
+func (b *callBuf) drop() {
+	b.evs = b.evs[:0]
+	b.n.Store(0)
 }
 
 // spawned returns the calling goroutine's state if it is a goroutine
@@ -764,12 +796,16 @@ func (e *engine) buffer(st *gstate, ev callEvent) (uint64, bool) {
 	} else {
 		ev.now = st.m.Read()
 	}
+	// The append, written out (a method of its own would not inline).
 	b := &st.calls
-	b.mu.Lock()
-	b.evs = append(b.evs, ev)
-	full := len(b.evs) >= callBufSize
-	b.mu.Unlock()
-	if full {
+	k := len(b.evs)
+	if k == cap(b.evs) {
+		b.grow()
+	}
+	b.evs = b.evs[:k+1]
+	b.evs[k] = ev
+	b.n.Store(int32(k + 1)) // after the event: stop reads no more than n
+	if k+1 >= callBufSize {
 		if st := e.lock(e.read(), -1); st != nil {
 			e.unlock(st)
 		} else {
@@ -788,24 +824,23 @@ func (e *engine) buffer(st *gstate, ev callEvent) (uint64, bool) {
 // Done or wait with no call since the last) costs one comparison.
 func (e *engine) replay(st *gstate) {
 	if len(st.calls.evs) != 0 {
-		e.replayCalls(st)
+		e.replayCalls(st.calls.evs)
+		st.calls.drop()
 	}
 }
 
 // replayOther is replay for the state of another goroutine, which may be
-// buffering meanwhile (stop).
+// buffering meanwhile (stop): it takes the calls the goroutine has
+// published, and leaves the buffer to the goroutine, which finds the run
+// stopped at its next turn and drops them.
 func (e *engine) replayOther(st *gstate) {
-	b := &st.calls
-	b.mu.Lock()
-	e.replayCalls(st)
-	b.mu.Unlock()
+	e.replayCalls(st.calls.published())
 }
 
-// replayCalls is replay's loop.
-func (e *engine) replayCalls(st *gstate) {
-	b := &st.calls
-	for i := range b.evs {
-		ev := &b.evs[i]
+// replayCalls is replay's loop, over the current state's calls evs.
+func (e *engine) replayCalls(evs []callEvent) {
+	for i := range evs {
+		ev := &evs[i]
 		e.tickAt(ev.now)
 		if ev.site >= 0 {
 			e.unwindTo(ev.d)
@@ -817,12 +852,4 @@ func (e *engine) replayCalls(st *gstate) {
 			e.notProf.events[whyUnmatched].Add(1)
 		}
 	}
-	b.evs = b.evs[:0]
-}
-
-// drop forgets the buffered calls.
-func (b *callBuf) drop() {
-	b.mu.Lock()
-	b.evs = b.evs[:0]
-	b.mu.Unlock()
 }

@@ -739,9 +739,9 @@ type callEvent struct {
 // Stop, which replays the calls of the goroutines still running
 // (replayOther), reads them through n and base, which the goroutine
 // publishes at each append: one atomic store per call. A mutex held for
-// each append, and for the strand's start after each turn at the lock
-// (unlock), took two atomic operations each, six per goroutine of parallel
-// fib (docs/benchmarks.md).
+// each append, for the strand's start after each turn at the lock (unlock)
+// and for the end's drop took two atomic operations each: eight per
+// goroutine of parallel fib, which takes three now (docs/benchmarks.md).
 type callBuf struct {
 	evs  []callEvent
 	n    atomic.Int32              // len(evs), for stop

@@ -351,7 +351,13 @@ func (e *engine) spawnG(site SiteID, fork recRef) *gstate {
 //go:noinline
 func (e *engine) newG(p *gstate) *gstate {
 	var c *gstate
-	if len(e.freeG) == 0 && e.par.exited.head.Load() != nil {
+	// The states of goroutines that ended at their last Done are reaped
+	// at every spawn, not once the free ones run out: a state reaped in a
+	// batch waits its turn behind the others and is cold when it comes.
+	// Parallel quicksort, whose goroutines all end so, spent a fifth of
+	// its engine's time here and in its first buffered call zeroing and
+	// filling such states' cold lines (docs/benchmarks.md).
+	if e.par.exited.head.Load() != nil {
 		e.reapExited()
 	}
 	if n := len(e.freeG); n > 0 {
@@ -583,9 +589,18 @@ func (l *exitedList) push(c *gstate) {
 	}
 }
 
-// reapExited reaps the states of exitedList, under the engine's lock.
+// reapExited reaps the states of exitedList, under the engine's lock,
+// oldest first, so that the state whose goroutine returned last, whose
+// memory is the likeliest still in the cache, is the next that newG takes.
 func (e *engine) reapExited() {
+	var old *gstate // the list reversed: oldest first
 	for c := e.par.exited.head.Swap(nil); c != nil; {
+		next := c.nextExited
+		c.nextExited = old
+		old = c
+		c = next
+	}
+	for c := old; c != nil; {
 		next := c.nextExited
 		c.nextExited = nil
 		c.early = false

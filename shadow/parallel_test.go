@@ -33,3 +33,28 @@ func TestNewStateBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestNewGTakesTheLastExited: of the states of goroutines that ended at
+// their last Done and have returned, the next spawn takes the one whose
+// goroutine returned last (its memory the likeliest still in the cache),
+// then the one before, and it takes them while it still has others free.
+func TestNewGTakesTheLastExited(t *testing.T) {
+	e := newEngine(config{Measure: &synthetic{}, MeasureName: "synthetic", Mode: parallelMode}, &siteTable{})
+	e.enablePar()
+	e.freeG = append(e.freeG, e.newState()) // a free state, older than any exited one
+	var exited []*gstate
+	for range 3 {
+		c := e.newState()
+		c.dead, c.early = true, true // as parDoneLast leaves it
+		e.par.exited.push(c)         // as endG hands it back
+		exited = append(exited, c)
+	}
+	for i := len(exited) - 1; i >= 0; i-- {
+		if c := e.newG(e.root); c != exited[i] {
+			t.Fatalf("spawn %d took state %d; want %d, the state of the goroutine that returned %s", len(exited)-i, c.idx, exited[i].idx, []string{"first", "second", "last"}[i])
+		}
+	}
+	if e.par.exited.head.Load() != nil {
+		t.Fatal("exited states left on the list after the spawns")
+	}
+}

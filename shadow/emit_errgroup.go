@@ -45,11 +45,9 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 			g.Go(func() error { return err })
 		}
 	case c.own():
-		st := c.st // the closure takes the state alone (see gstate.start)
-		g.Go(func() error {
-			defer st.start().exit(unsafe.Pointer(g))
-			return f()
-		})
+		st := c.st
+		st.fnErr, st.obj = f, unsafe.Pointer(g)
+		g.Go(st.runErr)
 		c.resumeAs(glue)
 	default:
 		g.Go(f)

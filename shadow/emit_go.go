@@ -31,11 +31,9 @@ func Go(site SiteID, f func()) {
 //go:noinline
 func goAsWritten(c child, f func(), glue bool) {
 	if c.own() {
-		st := c.st // the closure takes the state alone (see gstate.start)
-		go func() {
-			defer st.start().exit(nil)
-			f()
-		}()
+		st := c.st
+		st.fn, st.obj = f, nil
+		go st.run()
 		c.resumeAs(glue)
 		return
 	}

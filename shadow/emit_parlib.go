@@ -29,10 +29,8 @@ func ParlibGroupSpawn[G any, PG ParlibGroup[G]](site SiteID, g PG, f func()) {
 		c.end(unsafe.Pointer(g), d)
 	case c.own():
 		st := c.st
-		g.Spawn(func() {
-			defer st.start().exit(unsafe.Pointer(g))
-			f()
-		})
+		st.fn, st.obj = f, unsafe.Pointer(g)
+		g.Spawn(st.run)
 		c.resume()
 	default:
 		g.Spawn(f)
@@ -147,10 +145,8 @@ func ParlibDo(site SiteID, do func(...func()), fs ...func()) {
 			c.end(obj, d)
 		case c.own():
 			st := c.st
-			g.Spawn(func() {
-				defer st.start().exit(obj)
-				f()
-			})
+			st.fn, st.obj = f, obj
+			g.Spawn(st.run)
 			c.resume()
 		case i == last:
 			f()

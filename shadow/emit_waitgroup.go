@@ -25,12 +25,9 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 		}
 	case c.own():
 		wg.Add(1)
-		st := c.st // the closure takes the state alone (see gstate.start)
-		go func() {
-			defer wg.Done()
-			defer st.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
-			f()
-		}()
+		st := c.st
+		st.fn, st.wg = f, wg
+		go st.runWG()
 		c.resumeAs(glue)
 	default:
 		wg.Go(f)

@@ -2,6 +2,7 @@ package shadow
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -168,6 +169,20 @@ type gstate struct {
 	// eng is the engine that made the state (newState), so that a
 	// goroutine's deferred end needs only the state (gstate.exit).
 	eng *engine
+
+	// run, runErr and runWG run a goroutine spawned for real with this
+	// state (body, bodyErr, bodyWG), made once with the state, so that a
+	// spawn makes no closure of its own; fn or fnErr is the child's
+	// function, obj its join object and wg the WaitGroup of wg.Go, which
+	// the spawning goroutine sets before the go statement and the
+	// goroutine clears at its start.
+	run    func()
+	runErr func() error
+	runWG  func()
+	fn     func()
+	fnErr  func() error
+	obj    unsafe.Pointer
+	wg     *sync.WaitGroup
 }
 
 // value is what flows along join edges: the longest path to a point.

@@ -11,6 +11,7 @@ import (
 	"github.com/spanprof/spanprof/parlib"
 	"github.com/spanprof/spanprof/perf"
 	"github.com/spanprof/spanprof/spanprofile"
+	"golang.org/x/sync/errgroup"
 )
 
 func benchTable() *siteTable {
@@ -508,5 +509,60 @@ func BenchmarkPlainGo(b *testing.B) {
 		wg.Add(1)
 		go f()
 		wg.Wait()
+	}
+}
+
+// TestParallelSpawnMakesNoClosure: in parallel mode a spawn for real
+// allocates nothing of the engine's once states are free for reuse: Go
+// and wg.Go none, errgroup's Go no more than the plain group's own (its
+// wrapper); and a state waiting for reuse keeps no child's function alive.
+func TestParallelSpawnMakesNoClosure(t *testing.T) {
+	e := parallelEngine(t, benchTable())
+	old := current
+	current = e
+	defer func() { current = old }()
+	var wg sync.WaitGroup
+	f := func() { defer WaitGroupDoneLast(&wg) }
+	spawn := func() {
+		wg.Add(1)
+		Go(0, f)
+		WaitGroupWait(&wg)
+	}
+	empty := func() {}
+	wgGo := func() {
+		WaitGroupGo(0, &wg, empty)
+		WaitGroupWait(&wg)
+	}
+	var g errgroup.Group
+	nop := func() error { return nil }
+	group := func() {
+		GroupGo(0, &g, nop)
+		GroupWait(&g)
+	}
+	plain := func() {
+		g.Go(nop)
+		g.Wait()
+	}
+	for range 100 {
+		spawn()
+		wgGo()
+		group()
+		plain()
+	}
+	if a := testing.AllocsPerRun(1000, spawn); a != 0 {
+		t.Errorf("%v allocations per spawn and wait of Go; want 0", a)
+	}
+	if a := testing.AllocsPerRun(1000, wgGo); a != 0 {
+		t.Errorf("%v allocations per spawn and wait of wg.Go; want 0", a)
+	}
+	a, p := testing.AllocsPerRun(1000, group), testing.AllocsPerRun(1000, plain)
+	if a > p {
+		t.Errorf("%v allocations per spawn and wait of errgroup's Go, %v without the engine; want no more", a, p)
+	}
+	e.stop()
+	for _, st := range e.allG {
+		if st.fn != nil || st.fnErr != nil || st.obj != nil || st.wg != nil {
+			t.Fatalf("state %d keeps its last child's function or join object after the child ended", st.idx)
+		}
 	}
 }

@@ -407,6 +407,7 @@ func (e *engine) newState() *gstate {
 	c.frames = e.spareF[:0:framesAtStart]
 	e.spareF = e.spareF[framesAtStart:]
 	c.idx, c.eng = int32(len(e.allG)), e
+	c.run, c.runErr, c.runWG = c.body, c.bodyErr, c.bodyWG
 	e.allG = append(e.allG, c)
 	return c
 }

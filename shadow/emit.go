@@ -176,42 +176,41 @@ func (c child) endGlue(obj unsafe.Pointer, d uintptr) {
 // start runs first on the goroutine of a child that runs on its own (its
 // state st, from child.st), and returns st, whose exit runs last.
 //
-// The goroutine's function is a method of the state (body, bodyErr,
-// bodyWG), and defers exit on it: that function runs the whole child, and
-// every byte of its frame is one less for the engine's work below it (see
-// newG). With the child captured and an exit on the engine and the state,
-// GroupGo's closure took 128 bytes and Go's 96. body's frame is 80 bytes
-// and bodyErr's 96, where the closures over the state alone that they
-// replace took 72 and 96 and a closure a spawn.
+// The goroutine's function is one of the state's (makeRuns), and defers
+// exit on it: that function runs the whole child, and every byte of its
+// frame is one less for the engine's work below it (see newG). With the
+// child captured and an exit on the engine and the state, GroupGo's
+// closure took 128 bytes and Go's 96.
 func (st *gstate) start() *gstate {
 	st.eng.startG(st)
 	return st
 }
 
-// body runs the goroutine of a child spawned for real with state st
-// (st.run): st.fn, then the child's end, which signals st.obj.
-func (st *gstate) body() {
-	f, obj := st.fn, st.obj
-	st.fn, st.obj = nil, nil // not kept alive by a state waiting for reuse
-	defer st.start().exit(obj)
-	f()
-}
-
-// bodyWG is body followed by st.wg's Done (st.runWG, for wg.Go).
-func (st *gstate) bodyWG() {
-	f, wg := st.fn, st.wg
-	st.fn, st.obj, st.wg = nil, nil, nil
-	defer wg.Done()
-	defer st.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
-	f()
-}
-
-// bodyErr is body for st.fnErr, a function of errgroup's (st.runErr).
-func (st *gstate) bodyErr() error {
-	f, obj := st.fnErr, st.obj
-	st.fnErr, st.obj = nil, nil
-	defer st.start().exit(obj)
-	return f()
+// makeRuns makes the functions that run the goroutine of a child spawned
+// for real with state st (gstate.run): st.fn or st.fnErr, then the
+// child's end, which signals st.obj, or st.wg before its Done. They are
+// closures rather than method values, whose wrapper would be one frame
+// more on the goroutine's stack.
+func makeRuns(st *gstate) {
+	st.run = func() {
+		f, obj := st.fn, st.obj
+		st.fn, st.obj = nil, nil // not kept alive by a state waiting for reuse
+		defer st.start().exit(obj)
+		f()
+	}
+	st.runErr = func() error {
+		f, obj := st.fnErr, st.obj
+		st.fnErr, st.obj = nil, nil
+		defer st.start().exit(obj)
+		return f()
+	}
+	st.runWG = func() {
+		f, wg := st.fn, st.wg
+		st.fn, st.wg = nil, nil
+		defer wg.Done()
+		defer st.start().exit(unsafe.Pointer(wg)) // before Done: the wait must find it
+		f()
+	}
 }
 
 // exit runs last on the child's own goroutine, deferred so that a panic or

@@ -171,8 +171,8 @@ type gstate struct {
 	eng *engine
 
 	// run, runErr and runWG run a goroutine spawned for real with this
-	// state (body, bodyErr, bodyWG), made once with the state, so that a
-	// spawn makes no closure of its own; fn or fnErr is the child's
+	// state (makeRuns), made once with the state, so that a spawn makes
+	// no closure of its own; fn or fnErr is the child's
 	// function, obj its join object and wg the WaitGroup of wg.Go, which
 	// the spawning goroutine sets before the go statement and the
 	// goroutine clears at its start.

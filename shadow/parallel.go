@@ -387,10 +387,11 @@ const stateBatch, framesAtStart = 32, 8
 // newState returns a state never used, with room for framesAtStart frames,
 // and enters it in allG.
 //
-// It makes them stateBatch at a time, frames and all, because it runs on
-// the spawning goroutine's stack, deep in its recursion, where a call of
-// the runtime's allocator outgrew the stack for many a goroutine
-// (parallel fib at GOMAXPROCS=1: 4,000 of 52,000 copies). Each state has
+// It makes them stateBatch at a time, frames, goroutine functions
+// (makeRuns) and all, because it runs on the spawning goroutine's stack,
+// deep in its recursion, where a call of the runtime's allocator outgrew
+// the stack for many a goroutine (parallel fib at GOMAXPROCS=1: 4,000 of
+// 52,000 copies). Each state has
 // room for a few frames from the start for the same reason: growing the
 // slab in its first events (push, under a replay) takes the allocator on
 // the goroutine's own small stack (6,400 more of fib's copies with room for
@@ -401,13 +402,15 @@ func (e *engine) newState() *gstate {
 	if len(e.spareG) == 0 {
 		e.spareG = make([]gstate, stateBatch)
 		e.spareF = make([]frame, stateBatch*framesAtStart)
+		for i := range e.spareG {
+			makeRuns(&e.spareG[i])
+		}
 	}
 	c := &e.spareG[0]
 	e.spareG = e.spareG[1:]
 	c.frames = e.spareF[:0:framesAtStart]
 	e.spareF = e.spareF[framesAtStart:]
 	c.idx, c.eng = int32(len(e.allG)), e
-	c.run, c.runErr, c.runWG = c.body, c.bodyErr, c.bodyWG
 	e.allG = append(e.allG, c)
 	return c
 }

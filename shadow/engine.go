@@ -172,10 +172,10 @@ type gstate struct {
 
 	// run, runErr and runWG run a goroutine spawned for real with this
 	// state (makeRuns), made once with the state, so that a spawn makes
-	// no closure of its own; fn or fnErr is the child's
-	// function, obj its join object and wg the WaitGroup of wg.Go, which
-	// the spawning goroutine sets before the go statement and the
-	// goroutine clears at its start.
+	// no closure of its own; fn or fnErr is the child's function, obj its
+	// join object and wg the WaitGroup of wg.Go, which the spawning
+	// goroutine sets before the go statement and the goroutine clears at
+	// its start.
 	run    func()
 	runErr func() error
 	runWG  func()

@@ -391,11 +391,10 @@ const stateBatch, framesAtStart = 32, 8
 // (makeRuns) and all, because it runs on the spawning goroutine's stack,
 // deep in its recursion, where a call of the runtime's allocator outgrew
 // the stack for many a goroutine (parallel fib at GOMAXPROCS=1: 4,000 of
-// 52,000 copies). Each state has
-// room for a few frames from the start for the same reason: growing the
-// slab in its first events (push, under a replay) takes the allocator on
-// the goroutine's own small stack (6,400 more of fib's copies with room for
-// four, the number before).
+// 52,000 copies). Each state has room for a few frames from the start
+// for the same reason: growing the slab in its first events (push, under
+// a replay) takes the allocator on the goroutine's own small stack (6,400
+// more of fib's copies with room for four, the number before).
 //
 //go:noinline
 func (e *engine) newState() *gstate {

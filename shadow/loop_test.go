@@ -56,7 +56,7 @@ func parlibForRun(t *testing.T, mode runMode, measure string, base SiteID) strin
 	sums := make([]int, 64)
 	// Pieces of about 0.7 ms, so that the span is long next to the
 	// program's few strands outside the loop: with pieces of 40 µs, under
-	// the race detector at -cpu 2 and 8, those strands (10-40 µs) took the
+	// the race detector at -cpu 2 and 8, those strands (10-43 µs) took the
 	// loop's site to 81-90% of the span.
 	ParlibFor(base, parlib.For, 0, len(sums), 1, func(i int) { sums[i] = busy(2_000_000) })
 	if err := stopAndWrite(); err != nil {

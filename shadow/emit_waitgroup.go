@@ -26,7 +26,7 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 	case c.own():
 		wg.Add(1)
 		st := c.st
-		st.fn, st.wg = f, wg
+		st.fn, st.obj = f, unsafe.Pointer(wg)
 		go st.runWG()
 		c.resumeAs(glue)
 	default:

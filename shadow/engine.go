@@ -2,7 +2,6 @@ package shadow
 
 import (
 	"math/bits"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -172,8 +171,8 @@ type gstate struct {
 
 	// run, runErr and runWG run a goroutine spawned for real with this
 	// state (makeRuns), made once with the state, so that a spawn makes
-	// no closure of its own; fn or fnErr is the child's function, obj its
-	// join object and wg the WaitGroup of wg.Go, which the spawning
+	// no closure of its own; fn or fnErr is the child's function and obj
+	// its join object (for wg.Go, the WaitGroup), which the spawning
 	// goroutine sets before the go statement and the goroutine clears at
 	// its start.
 	run    func()
@@ -182,7 +181,6 @@ type gstate struct {
 	fn     func()
 	fnErr  func() error
 	obj    unsafe.Pointer
-	wg     *sync.WaitGroup
 }
 
 // value is what flows along join edges: the longest path to a point.

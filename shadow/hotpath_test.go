@@ -515,7 +515,8 @@ func BenchmarkPlainGo(b *testing.B) {
 // TestParallelSpawnMakesNoClosure: in parallel mode a spawn for real
 // allocates nothing of the engine's once states are free for reuse: Go
 // and wg.Go none, errgroup's Go no more than the plain group's own (its
-// wrapper); and a state waiting for reuse keeps no child's function alive.
+// wrapper); and after each kind of spawn (Go, wg.Go, parlib's, errgroup's)
+// a state waiting for reuse keeps no child's function or join object alive.
 func TestParallelSpawnMakesNoClosure(t *testing.T) {
 	e := parallelEngine(t, benchTable())
 	old := current
@@ -549,20 +550,35 @@ func TestParallelSpawnMakesNoClosure(t *testing.T) {
 		group()
 		plain()
 	}
+	// Checked after each kind of spawn, before a spawn of another kind
+	// reuses the states and overwrites what one kind left.
+	cleared := func(after string) {
+		t.Helper()
+		for _, st := range e.allG {
+			if st.fn != nil || st.fnErr != nil || st.obj != nil {
+				t.Fatalf("after %s, state %d keeps its last child's function or join object", after, st.idx)
+			}
+		}
+	}
 	if a := testing.AllocsPerRun(1000, spawn); a != 0 {
 		t.Errorf("%v allocations per spawn and wait of Go; want 0", a)
 	}
+	cleared("Go")
 	if a := testing.AllocsPerRun(1000, wgGo); a != 0 {
 		t.Errorf("%v allocations per spawn and wait of wg.Go; want 0", a)
 	}
+	cleared("wg.Go")
+	var pg parlib.Group
+	for range 100 {
+		ParlibGroupSpawn(0, &pg, empty)
+		ParlibGroupSync(&pg)
+	}
+	cleared("parlib's Spawn")
 	a, p := testing.AllocsPerRun(1000, group), testing.AllocsPerRun(1000, plain)
 	if a > p {
 		t.Errorf("%v allocations per spawn and wait of errgroup's Go, %v without the engine; want no more", a, p)
 	}
+	cleared("errgroup's Go")
 	e.stop()
-	for _, st := range e.allG {
-		if st.fn != nil || st.fnErr != nil || st.obj != nil || st.wg != nil {
-			t.Fatalf("state %d keeps its last child's function or join object after the child ended", st.idx)
-		}
-	}
+	cleared("the run's end")
 }

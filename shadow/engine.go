@@ -861,18 +861,14 @@ func (e *engine) closeTop() {
 // and a goroutine of parallel mode reaches callEnd at the bottom of its
 // recursion, where a wait or a spawn replays its buffered calls (see newG).
 func (e *engine) callEnd() {
+	if e.callEndSlowCase() {
+		e.callEndSlow()
+		return
+	}
 	st := e.cur
 	n := len(st.frames) - 1
 	f := &st.frames[n]
-	if f.topCS || f.topCaller || !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 || int(f.ctx) >= len(e.onWork) {
-		e.callEndSlow()
-		return
-	}
 	sz := &e.sizes[f.ctx]
-	if sz.n <= outlierMin {
-		e.callEndSlow()
-		return
-	}
 	// finish and pop, for this case.
 	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(f.ownWork))]++
 	w := &e.onWork[f.ctx]
@@ -883,6 +879,15 @@ func (e *engine) callEnd() {
 	// that nothing is live across the call.
 	st.frames = st.frames[:n]
 	e.pp.addLocal(&st.tasks[len(st.tasks)-1].path, f.ctx, f.ownWork)
+}
+
+// callEndSlowCase reports whether callEnd takes its slow case,
+// callEndSlow, for the innermost frame: it must agree with callEnd's tests.
+func (e *engine) callEndSlowCase() bool {
+	st := e.cur
+	f := &st.frames[len(st.frames)-1]
+	return f.topCS || f.topCaller || !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 ||
+		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin
 }
 
 // callEndSlow is callEnd in every case.

@@ -881,8 +881,9 @@ func (e *engine) callEnd() {
 	e.pp.addLocal(&st.tasks[len(st.tasks)-1].path, f.ctx, f.ownWork)
 }
 
-// callEndSlowCase reports whether callEnd takes its slow case,
-// callEndSlow, for the innermost frame: it must agree with callEnd's tests.
+// callEndSlowCase reports whether ending the innermost frame takes
+// callEnd's slow case, callEndSlow: callEnd asks it, and so does
+// replayCalls, which then calls callEndSlow itself (see there).
 func (e *engine) callEndSlowCase() bool {
 	st := e.cur
 	f := &st.frames[len(st.frames)-1]

@@ -191,10 +191,9 @@ func (st *gstate) start() *gstate {
 
 // makeRuns makes the functions that run the goroutine of a child spawned
 // for real with state st (gstate.run): st.fn or st.fnErr, then the
-// child's end, which signals st.obj (for wg.Go, its WaitGroup, before
-// the Done). They are
-// closures rather than method values, whose wrapper would be one frame
-// more on the goroutine's stack.
+// child's end, which signals st.obj (for wg.Go, its WaitGroup, before the
+// Done). They are closures rather than method values, whose wrapper would
+// be one frame more on the goroutine's stack.
 func makeRuns(st *gstate) {
 	st.run = func() {
 		f, obj := st.fn, st.obj

@@ -66,27 +66,29 @@ func newAnchorKey() uintptr {
 	}
 }
 
-// stateOf returns the state of the calling goroutine, g: its anchor's, or
-// else its entry's in the goroutine table, or nil.
-func (e *engine) stateOf(g uintptr) *gstate {
-	if st := e.anchored(g); st != nil {
-		return st
+// stateOf returns the state of the calling goroutine: its anchor's, or
+// else its entry's in the goroutine table, or nil. It is every event's
+// first step in parallel accounting, so the anchor's check is one call
+// (anchorOwn), and the goroutine's g is read only for the table.
+func (e *engine) stateOf() *gstate {
+	if k := e.anchorKey; k != 0 {
+		if st := anchorOwn(k); st != nil {
+			return st
+		}
 	}
-	return e.par.byG.get(g)
+	return e.par.byG.get(getg())
 }
 
-// anchored returns the state the calling goroutine, g, anchored, or nil.
+// anchored returns the state the calling goroutine anchored, or nil.
 // The anchor's key is not enough: a stack that grows is copied, and the
 // old copy, anchor and all, goes back to the runtime, which may give it to
 // a later goroutine on the same g (x/sync's errgroup tests, rewritten,
 // found a test's goroutine taking a state that had ended long before). So
-// the state must also say that g anchored it and has not ended it
-// (anchoredBy).
-func (e *engine) anchored(g uintptr) *gstate {
+// the state must also say that the goroutine anchored it and has not
+// ended it (anchoredBy), which anchorOwn checks.
+func (e *engine) anchored() *gstate {
 	if k := e.anchorKey; k != 0 {
-		if st := anchorLoad(k); st != nil && st.anchoredBy.Load() == g {
-			return st
-		}
+		return anchorOwn(k)
 	}
 	return nil
 }

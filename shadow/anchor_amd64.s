@@ -1,23 +1,29 @@
+#include "go_asm.h"
 #include "textflag.h"
 
 // The anchor is the two words at the top of a goroutine's stack, above its
 // first frame (anchor.go): a key at g.stack.hi-16 and a state at
 // g.stack.hi-8. g.stack.hi is the g's second word.
 
-// func anchorLoad(k uintptr) *gstate returns the state of the calling
-// goroutine's anchor if its key is the goroutine's g xor k, or nil: the
-// word below a key that does not match is never returned.
-TEXT ·anchorLoad(SB), NOSPLIT|NOFRAME, $0-16
+// func anchorOwn(k uintptr) *gstate returns the state of the calling
+// goroutine's anchor if its key is the goroutine's g xor k and the state
+// names the goroutine as the one that anchored it (gstate.anchoredBy), or
+// nil: the anchor and anchored's check in one call, for every event of a
+// goroutine spawned for real. A plain load of anchoredBy is an atomic
+// one on amd64.
+TEXT ·anchorOwn(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ (TLS), AX
 	MOVQ 8(AX), CX
 	MOVQ k+0(FP), DX
 	XORQ AX, DX
 	CMPQ DX, -16(CX)
-	JNE none
+	JNE nostate
 	MOVQ -8(CX), BX
+	CMPQ gstate_anchoredBy(BX), AX
+	JNE nostate
 	MOVQ BX, ret+8(FP)
 	RET
-none:
+nostate:
 	MOVQ $0, ret+8(FP)
 	RET
 

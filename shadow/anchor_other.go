@@ -5,7 +5,7 @@ package shadow
 // Anchors are written for amd64 only; elsewhere every goroutine's state is
 // in the goroutine table (anchor.go).
 
-func anchorLoad(k uintptr) *gstate        { return nil }
+func anchorOwn(k uintptr) *gstate         { return nil }
 func anchorStore(key uintptr, st *gstate) {}
 func entryRoom() uintptr                  { return 0 }
 

@@ -49,25 +49,26 @@ func TestAnchorOfItsGoroutine(t *testing.T) {
 	done := make(chan string)
 	go func() {
 		anchorStore(getg()^k, st)
+		st.anchoredBy.Store(getg())
 		var marker byte
 		before := uintptr(unsafe.Pointer(&marker))
 		growStack1K(64) // 64 KB: the 2 KB stack is copied several times
 		switch {
 		case uintptr(unsafe.Pointer(&marker)) == before:
 			done <- "the stack did not move"
-		case anchorLoad(k) != st:
+		case anchorOwn(k) != st:
 			done <- "the anchor was lost when the stack moved"
-		case anchorLoad(k+1) != nil:
+		case anchorOwn(k+1) != nil:
 			done <- "another key found the anchor"
 		default:
 			other := make(chan *gstate)
-			go func() { other <- anchorLoad(k) }()
+			go func() { other <- anchorOwn(k) }()
 			if <-other != nil {
 				done <- "another goroutine found the anchor"
 				return
 			}
 			anchorStore(0, nil)
-			if anchorLoad(k) != nil {
+			if anchorOwn(k) != nil {
 				done <- "a cleared anchor was found"
 				return
 			}
@@ -97,22 +98,22 @@ func TestStartGAnchors(t *testing.T) {
 		g := getg()
 		outer, inner := &gstate{m: e.m}, &gstate{m: e.m}
 		e.startG(outer)
-		if e.stateOf(g) != outer || e.par.byG.get(g) != nil || outer.prev != nil {
+		if e.stateOf() != outer || e.par.byG.get(g) != nil || outer.prev != nil {
 			done <- "the outer state is not anchored alone"
 			return
 		}
 		e.startG(inner)
-		if e.stateOf(g) != inner || inner.prev != outer || !inner.prevAnchored {
+		if e.stateOf() != inner || inner.prev != outer || !inner.prevAnchored {
 			done <- "the inner state does not shadow the outer"
 			return
 		}
 		e.leave(g, inner, inner.prev, inner.prevAnchored, nil)
-		if e.stateOf(g) != outer {
+		if e.stateOf() != outer {
 			done <- "leave did not give the anchor back to the outer state"
 			return
 		}
 		e.leave(g, outer, outer.prev, outer.prevAnchored, nil)
-		if e.stateOf(g) != nil || anchorLoad(e.anchorKey) != nil {
+		if e.stateOf() != nil || e.anchored() != nil {
 			done <- "leave did not clear the anchor"
 			return
 		}
@@ -121,17 +122,17 @@ func TestStartGAnchors(t *testing.T) {
 		// anchoredBy), or another goroutine runs it now.
 		anchorStore(g^e.anchorKey, outer)
 		outer.anchoredBy.Store(0)
-		if e.stateOf(g) != nil {
+		if e.stateOf() != nil {
 			done <- "an ended state's stale anchor was taken"
 			return
 		}
 		outer.anchoredBy.Store(g + 64)
-		if e.stateOf(g) != nil {
+		if e.stateOf() != nil {
 			done <- "a stale anchor to another goroutine's state was taken"
 			return
 		}
 		outer.anchoredBy.Store(g)
-		if e.stateOf(g) != outer {
+		if e.stateOf() != outer {
 			done <- "a live anchor was not taken"
 			return
 		}

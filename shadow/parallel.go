@@ -139,7 +139,7 @@ func (e *engine) lock(now uint64, site SiteID) *gstate {
 //go:noinline
 func (e *engine) take(site SiteID) (st *gstate, home bool) {
 	g := getg()
-	st = e.stateOf(g) // before the lock: only g changes its entry
+	st = e.stateOf() // before the lock: only g changes its entry
 	e.par.mu.Lock()
 	if st == nil && g == e.home && e.owner.Load() == 0 && !e.stopped {
 		// The goroutine that started the run takes the engine back
@@ -236,14 +236,14 @@ func (e *engine) parDone(obj unsafe.Pointer, d uintptr) {
 // the strand there.
 func (e *engine) beforeWait() uint64 {
 	if !e.cfg.PerThread {
-		if st := e.stateOf(getg()); st != nil && st.parGlued {
+		if st := e.stateOf(); st != nil && st.parGlued {
 			return st.glueAt // the wait follows a glued call end; lock clears it
 		}
 		return e.m.Read()
 	}
 	var now uint64
 	e.par.mu.Lock()
-	if st := e.stateOf(getg()); st != nil {
+	if st := e.stateOf(); st != nil {
 		if st.parGlued {
 			now = st.glueAt
 		} else {
@@ -429,7 +429,7 @@ func (e *engine) startG(c *gstate) {
 	g := getg()
 	c.g = g
 	if k := e.anchorKey; k != 0 {
-		c.prev = e.anchored(g)
+		c.prev = e.anchored()
 		c.prevAnchored = c.prev != nil
 		if c.prev == nil {
 			c.prev = e.par.byG.get(g)
@@ -802,7 +802,7 @@ func (b *callBuf) drop() {
 // spawned returns the calling goroutine's state if it is a goroutine
 // spawned for real (not the root state, which does not buffer), or nil.
 func (e *engine) spawned() *gstate {
-	if st := e.stateOf(getg()); st != e.root {
+	if st := e.stateOf(); st != e.root {
 		return st
 	}
 	return nil

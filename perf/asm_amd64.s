@@ -16,6 +16,15 @@ TEXT ·rdtsc(SB), NOSPLIT|NOFRAME, $0-8
 	MOVQ AX, ret+0(FP)
 	RET
 
+// func rdtscOrdered() uint64
+TEXT ·rdtscOrdered(SB), NOSPLIT|NOFRAME, $0-8
+	LFENCE
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, ret+0(FP)
+	RET
+
 // func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 TEXT ·cpuid(SB), NOSPLIT|NOFRAME, $0-24
 	MOVL eax+0(FP), AX

@@ -37,7 +37,7 @@ func BenchmarkClockPath(b *testing.B) {
 			sink += uint64(time.Since(start))
 		}
 	})
-	if !tscUsable() {
+	if ok, _ := tscUsable(); !ok {
 		return
 	}
 	b.Run("rdtsc", func(b *testing.B) {
@@ -45,6 +45,9 @@ func BenchmarkClockPath(b *testing.B) {
 			sink += rdtsc()
 		}
 	})
+	if !hasRDTSCP() {
+		return
+	}
 	b.Run("rdtscp", func(b *testing.B) {
 		for b.Loop() {
 			sink += rdtscp()

@@ -13,6 +13,10 @@ func rdtscp() uint64
 // rdtsc executes a bare RDTSC: what tscClock.Read uses (see there why).
 func rdtsc() uint64
 
+// rdtscOrdered executes LFENCE;RDTSC: a read that waits for every earlier
+// instruction, for the calibration (openTSC).
+func rdtscOrdered() uint64
+
 // cpuid executes CPUID for leaf eax, subleaf ecx.
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
@@ -40,20 +44,37 @@ func hasRDTSCP() bool {
 	return ext&(1<<27) != 0
 }
 
-// tscUsable reports whether the time-stamp counter can serve as a process-wide
-// clock.
+// cpuinfoPath is Linux's list of the CPUs' features.
+const cpuinfoPath = "/proc/cpuinfo"
+
+// tscUsable reports whether the time-stamp counter can serve as a
+// process-wide clock, and whether it must then be checked against the
+// runtime's clock as it goes (checked).
 //
 // It needs the invariant TSC (tscInvariant). Invariance alone does not make
 // the counters of different CPUs agree, so on Linux (where /sys is readable)
-// it also needs the kernel to keep time with the TSC, which the kernel does
-// only after checking that the CPUs are synchronized (a VM whose hypervisor
-// may migrate it shows kvm-clock or similar instead). And it needs RDTSCP:
-// the fenced RDTSC of older processors (MFENCE;LFENCE;RDTSC, 55 ns here)
-// costs more than runtime.nanotime, which then serves better.
-func tscUsable() bool {
-	if !tscInvariant() || !hasRDTSCP() {
-		return false
+// it also needs one of two things:
+//
+//   - the kernel keeps time with the TSC, which it does only after checking
+//     that the CPUs' counters are synchronized. The clock then also needs
+//     RDTSCP: the fenced RDTSC of older processors (MFENCE;LFENCE;RDTSC, 55
+//     ns here) costs more than runtime.nanotime, which then serves better.
+//   - or the kernel keeps time with another clock source (a VM's kvm-clock,
+//     which survives the VM's migration to another host) while the CPU
+//     flags say the hypervisor keeps the counters reliable (tsc_reliable:
+//     the kernel then skips its own check that the CPUs agree). The clock
+//     is checked: every tscWatchPeriod it compares the counter's time with
+//     the runtime clock's and gives the counter up if they part (tscWatch).
+//     On the 2-vCPU VM, a Firecracker guest whose kernel keeps time with
+//     kvm-clock, a read costs 9 ns against nanotime's 28.
+func tscUsable() (usable, checked bool) {
+	if !tscInvariant() {
+		return false, false
 	}
 	b, err := os.ReadFile(clocksourcePath)
-	return err != nil || strings.TrimSpace(string(b)) == "tsc"
+	if err != nil || strings.TrimSpace(string(b)) == "tsc" {
+		return hasRDTSCP(), false
+	}
+	info, err := os.ReadFile(cpuinfoPath)
+	return err == nil && tscReliable(string(info)), true
 }

@@ -9,8 +9,11 @@ import (
 )
 
 // TestTSCUsableAgreesWithLinux compares the CPUID reading with the kernel's:
-// /proc/cpuinfo shows nonstop_tsc for the invariant TSC bit and rdtscp for
-// RDTSCP, and the clock source file says whether the kernel trusts the TSC.
+// /proc/cpuinfo shows nonstop_tsc for the invariant TSC bit, rdtscp for
+// RDTSCP and tsc_reliable where the hypervisor vouches for the counters,
+// and the clock source file says whether the kernel keeps time with the
+// TSC. The clock reads the counter where the kernel does and the CPU has
+// RDTSCP, or, checked, where the flags vouch for it.
 func TestTSCUsableAgreesWithLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /proc/cpuinfo")
@@ -30,14 +33,23 @@ func TestTSCUsableAgreesWithLinux(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	want := slices.Contains(flags, "nonstop_tsc") && slices.Contains(flags, "rdtscp") &&
-		strings.TrimSpace(string(src)) == "tsc"
-	ok := tscUsable()
-	if ok != want {
-		t.Errorf("tscUsable() = %v; cpuinfo flags and clock source %q say %v", ok, strings.TrimSpace(string(src)), want)
+	kernelTSC := strings.TrimSpace(string(src)) == "tsc"
+	invariant := slices.Contains(flags, "nonstop_tsc")
+	want := invariant && (kernelTSC && slices.Contains(flags, "rdtscp") ||
+		!kernelTSC && slices.Contains(flags, "tsc_reliable"))
+	ok, checked := tscUsable()
+	if ok != want || ok && checked == kernelTSC {
+		t.Errorf("tscUsable() = %v, checked %v; cpuinfo flags and clock source %q say %v", ok, checked, strings.TrimSpace(string(src)), want)
 	}
 	m := openClock()
-	if (Source(m) == "tsc") != ok {
-		t.Errorf("clock reads by %s although tscUsable() = %v", Source(m), ok)
+	wantSource := "nanotime"
+	switch {
+	case ok && checked:
+		wantSource = "tsc (checked)"
+	case ok:
+		wantSource = "tsc"
+	}
+	if got := Source(m); got != wantSource {
+		t.Errorf("clock reads by %s, want %s (tscUsable() = %v, checked %v)", got, wantSource, ok, checked)
 	}
 }

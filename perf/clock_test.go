@@ -3,6 +3,7 @@ package perf
 import (
 	"math"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -119,5 +120,132 @@ func TestOpenClockIsShared(t *testing.T) {
 	a, b := openClock(), openClock()
 	if a != b {
 		t.Error("each Open of clock calibrated anew")
+	}
+}
+
+func TestTSCReliable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		info string
+		want bool
+	}{
+		{"processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc tsc_reliable rdrand\n", true},
+		{"processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc rdtscp\n", false},
+		// Only the flags line counts: bugs or power management naming
+		// the word do not.
+		{"flags\t\t: fpu tsc\nbugs\t\t: tsc_reliable\n", false},
+		{"flags\t\t: tsc_reliable_not\n", false},
+		{"", false},
+	} {
+		if got := tscReliable(c.info); got != c.want {
+			t.Errorf("tscReliable(%q) = %v, want %v", c.info, got, c.want)
+		}
+	}
+}
+
+// checkedTSC returns a clock that reads the counter checked by a watch of
+// its own, whatever the machine's clock source, or skips.
+func checkedTSC(t *testing.T) *tscClock {
+	t.Helper()
+	tsc := openTSC()
+	if tsc == nil {
+		t.Skip("no invariant TSC here")
+	}
+	c := &tscClock{mult: tsc.mult, hz: tsc.hz, watch: newTSCWatch(tsc.mult)}
+	if c.watch == nil {
+		t.Skip("no tight bracket of nanotime between two counter reads")
+	}
+	return c
+}
+
+// TestTSCWatchKeepsAnAgreeingCounter: checks that find the counter in step
+// with the runtime's clock keep it, and move the next check on.
+func TestTSCWatchKeepsAnAgreeingCounter(t *testing.T) {
+	c := checkedTSC(t)
+	w := c.watch
+	first := w.anchorNano
+	for range 3 {
+		time.Sleep(tscWatchPeriod + time.Millisecond)
+		c.Read()
+	}
+	if w.gaveUp.Load() || Source(c) != "tsc (checked)" {
+		t.Fatalf("a counter in step with the runtime's clock was given up: %s", Source(c))
+	}
+	if w.anchorNano == first {
+		t.Error("no check ran in three periods")
+	}
+	if next, now := w.next.Load(), c.Read(); next <= now-uint64(tscWatchPeriod) || next > now+uint64(tscWatchPeriod) {
+		t.Errorf("next check at %d, %d after the last read; want within a period", next, int64(next-now))
+	}
+}
+
+// TestTSCWatchGivesUpAJumpingCounter: a check that finds the counter out
+// of step with the runtime's clock (a counter that jumped forward or back,
+// as one of a restored VM would) switches the clock to the runtime's for
+// every thread, without a jump in the readings, which then follow the
+// runtime's clock.
+func TestTSCWatchGivesUpAJumpingCounter(t *testing.T) {
+	for _, jump := range []time.Duration{time.Second, -time.Second, 200 * time.Microsecond} {
+		t.Run(jump.String(), func(t *testing.T) {
+			c := checkedTSC(t)
+			w := c.watch
+			r0 := c.Read()
+			// As if the counter had jumped since the last check: that
+			// check's reading moves the other way, and the next Read
+			// checks.
+			w.anchorTSC -= uint64(jump)
+			w.next.Store(0)
+			r1 := c.Read()
+			if !w.gaveUp.Load() || Source(c) != "nanotime (tsc given up)" {
+				t.Fatalf("after a jump of %v the clock reads by %s", jump, Source(c))
+			}
+			// The readings go on from where the counter would have been.
+			if d := int64(r1 - r0); d < -int64(jump)-int64(time.Millisecond) || d > -int64(jump)+int64(time.Millisecond) {
+				t.Errorf("the reading moved %v across the switch; want the jump undone, %v", time.Duration(d), -jump)
+			}
+			v0, n0, w0 := bracket(c)
+			time.Sleep(20 * time.Millisecond)
+			v1, n1, w1 := bracket(c)
+			got, want := int64(v1-v0), n1-n0
+			if slack := w0 + w1 + 1000; got < want-slack || got > want+slack {
+				t.Errorf("after the switch the clock advanced %d ns while nanotime advanced %d", got, want)
+			}
+			// Another thread reads the runtime's clock too.
+			other := make(chan uint64)
+			go func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				other <- c.Read()
+			}()
+			if v, now := <-other, c.Read(); v > now || now-v > uint64(time.Second) {
+				t.Errorf("another thread read %d, this one %d after it", v, now)
+			}
+		})
+	}
+}
+
+// TestTSCWatchConcurrent reads a checked counter from several goroutines
+// across many checks, for the race detector: one check at a time, and
+// every thread's readings go forward.
+func TestTSCWatchConcurrent(t *testing.T) {
+	c := checkedTSC(t)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			last := c.Read()
+			for deadline := time.Now().Add(5 * tscWatchPeriod); time.Now().Before(deadline); {
+				if now := c.Read(); now < last {
+					t.Errorf("read %d after %d on one thread", now, last)
+					return
+				}
+				last = c.Read()
+			}
+		})
+	}
+	wg.Wait()
+	if c.watch.gaveUp.Load() {
+		t.Error("checks under contention gave up a counter in step with the runtime's clock")
 	}
 }

@@ -38,8 +38,10 @@
 //
 //   - clock (clock.go) uses the time-stamp counter only on amd64, and only
 //     when CPUID reports an invariant TSC and RDTSCP and, on Linux, the
-//     kernel's clock source is tsc (tscUsable); otherwise runtime.nanotime.
-//     The first Open spends 1 ms calibrating.
+//     kernel's clock source is tsc, or when the kernel keeps time with
+//     another source but /proc/cpuinfo shows tsc_reliable, and then
+//     checked against runtime.nanotime every 10 ms (tscUsable, tscWatch);
+//     otherwise runtime.nanotime. The first Open spends 1 ms calibrating.
 //   - cpu (cpu.go) reads the clock at every event and the thread's CPU time
 //     once per check period of clock (DefaultPeriod, or 100 times the
 //     read's cost where that is longer, up to MaxPeriod), and subtracts from the open strand

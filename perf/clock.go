@@ -193,6 +193,16 @@ func (w *tscWatch) read(now uint64) uint64 {
 	return now
 }
 
+// ClockGaveUpTSC reports whether the process's clock measure read the
+// time-stamp counter, checked, and gave it up during the run (tscWatch):
+// the strands around that moment may be wrong.
+func ClockGaveUpTSC() bool {
+	if c, ok := theClock.(*tscClock); ok && c.watch != nil {
+		return c.watch.gaveUp.Load()
+	}
+	return false
+}
+
 // tscReliable reports whether Linux's /proc/cpuinfo, info, lists the
 // tsc_reliable flag: the hypervisor (or the hardware) vouches that the
 // CPUs' counters agree, and the kernel does not check them.

@@ -250,3 +250,25 @@ func TestTSCWatchConcurrent(t *testing.T) {
 		t.Error("checks under contention gave up a counter in step with the runtime's clock")
 	}
 }
+
+// TestClockGaveUpTSC: the process's clock says whether it gave up a
+// checked counter, for the profile's trust figures.
+func TestClockGaveUpTSC(t *testing.T) {
+	old := openClock()
+	defer func() { theClock = old }()
+	c := checkedTSC(t)
+	theClock = c
+	if ClockGaveUpTSC() {
+		t.Fatal("a counter in step with the runtime's clock reads as given up")
+	}
+	c.watch.anchorTSC -= uint64(time.Second)
+	c.watch.next.Store(0)
+	c.Read()
+	if !ClockGaveUpTSC() {
+		t.Error("a counter given up reads as kept")
+	}
+	theClock = nanoClock{}
+	if ClockGaveUpTSC() {
+		t.Error("the runtime's clock reads as a counter given up")
+	}
+}

@@ -77,6 +77,11 @@ func trustWarnings(p *spanprofile.Profile) []string {
 		out = append(out, fmt.Sprintf("other processes used %.0f%% of the machine: even the time the profiled thread ran is slowed by them (caches, a busy sibling hyperthread), "+
 			"and the span picks the slowest strands; -count 3 keeps each strand's shortest time over 3 runs", 100*load))
 	}
+	if t.TSCGivenUp {
+		out = append(out, "the time-stamp counter, which the measure read, parted from the kernel's clock during the run "+
+			"(a VM moved or restored, or CPUs whose counters disagree), and the kernel's clock was read from then on: "+
+			"strands around that moment may read wrong; profile again")
+	}
 	if p.Work > 0 && p.Subtracted > p.Work && p.Measure != "cpu" && p.Measure != "clock" {
 		out = append(out, fmt.Sprintf("the instrumentation's own cost, subtracted from the strands (%s), exceeds the work left: "+
 			"the strands are too short for the %s measure, whose reads cost more than they do; use -measure cpu (the default)%s",

@@ -52,6 +52,7 @@ func trustFigures(start machine, moved bool) *spanprofile.Trust {
 	// check's cost, excluded all the same.
 	t.Excluded, t.Corrections, t.Checks = s.Excluded+s.CheckCost, s.Corrections, s.Checks
 	t.Counters = countsInstructions()
+	t.TSCGivenUp = s.TSCDisagreed || perf.ClockGaveUpTSC()
 	if !start.ok {
 		return t
 	}

@@ -370,6 +370,11 @@ type Trust struct {
 	// Counters says the profiled machine counts instructions (a counter
 	// opened at the end of the run), so the report can name that remedy.
 	Counters bool `json:"counters,omitempty"`
+	// TSCGivenUp says the measure read the time-stamp counter and found it
+	// out of step with the kernel's clock during the run (a VM moved or
+	// restored, CPUs whose counters disagree), and read the kernel's
+	// clock from then on: strands around that moment may be wrong.
+	TSCGivenUp bool `json:"tsc_given_up,omitempty"`
 	// Outliers are the calling contexts whose invocations on the critical
 	// path read far longer than the context's invocations on average,
 	// although those are alike: the span then picked out noisy strands.

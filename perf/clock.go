@@ -197,7 +197,7 @@ func (w *tscWatch) read(now uint64) uint64 {
 // time-stamp counter, checked, and gave it up during the run (tscWatch):
 // the strands around that moment may be wrong.
 func ClockGaveUpTSC() bool {
-	if c, ok := theClock.(*tscClock); ok && c.watch != nil {
+	if c := checkedClock.Load(); c != nil {
 		return c.watch.gaveUp.Load()
 	}
 	return false
@@ -233,6 +233,10 @@ var (
 
 	tscOnce sync.Once
 	theTSC  *tscClock // nil where the TSC is not invariant or did not calibrate
+
+	// checkedClock is theClock where it reads the counter checked, for
+	// ClockGaveUpTSC, which must not open the clock.
+	checkedClock atomic.Pointer[tscClock]
 )
 
 // calibrationWindow is how long the first Open of clock spends calibrating the
@@ -278,6 +282,9 @@ func openClock() Measure {
 				}
 				if !checked || c.watch != nil {
 					theClock = c
+				}
+				if c.watch != nil {
+					checkedClock.Store(c)
 				}
 			}
 		}

@@ -70,12 +70,14 @@ func TestCPUFollowsThreadTime(t *testing.T) {
 		defer wg.Done()
 		runtime.LockOSThread()
 		pinToOneCPU()
+		var busy uint64 // not sink, which the test's goroutine writes
 		for {
 			select {
 			case <-stop:
+				spinSink.Add(busy)
 				return
 			default:
-				sink += spin(10000)
+				busy += spin(10000)
 			}
 		}
 	}()

@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"io"
 	"os"
 	"strings"
 )
@@ -75,6 +76,18 @@ func tscUsable() (usable, checked bool) {
 	if err != nil || strings.TrimSpace(string(b)) == "tsc" {
 		return hasRDTSCP(), false
 	}
-	info, err := os.ReadFile(cpuinfoPath)
-	return err == nil && tscReliable(string(info)), true
+	return tscReliable(firstCPUInfo()), true
+}
+
+// firstCPUInfo returns the start of /proc/cpuinfo, which holds the first
+// CPU's flags, or "": the whole file of a machine with hundreds of CPUs
+// is hundreds of kilobytes, and every CPU shows the same flags.
+func firstCPUInfo() string {
+	f, err := os.Open(cpuinfoPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 16<<10))
+	return string(b)
 }

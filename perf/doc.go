@@ -21,7 +21,8 @@
 //	measure       Source                      per Read, busy 2-vCPU VM
 //	cpu           tsc or nanotime,            the clock's, within noise, plus one
 //	              +thread-cputime             clock_gettime (3.5–4.3 µs) per check period
-//	clock         tsc, or nanotime            19 ns (tsc); 47–52 ns (nanotime)
+//	clock         tsc, tsc (checked),         19 ns (tsc); 47–52 ns (nanotime)
+//	              or nanotime
 //	instructions  rdpmc or read(2)            4.7 µs (read(2); RDPMC 10–13 µs, trapped)
 //	cycles        rdpmc or read(2)            2.4 µs (rdpmc; read(2) 4.5 µs)
 //	task-clock    read(2)                     1.5 µs

@@ -125,7 +125,7 @@ const tscWatchPeriod = 10 * time.Millisecond
 func newTSCWatch(mult uint64) *tscWatch {
 	w := &tscWatch{mult: mult}
 	for range 100 {
-		if a, n, b, ok := w.bracket(); ok {
+		if a, n, b, ok := tscBracketRead(w.mult); ok {
 			w.anchorTSC, w.anchorNano = a+(b-a)/2, n
 			w.next.Store(b + uint64(tscWatchPeriod))
 			return w
@@ -134,14 +134,15 @@ func newTSCWatch(mult uint64) *tscWatch {
 	return nil
 }
 
-// bracket reads the counter, nanotime and the counter again, and reports
-// whether the two counter reads are within tscBracket of each other: an
-// interrupt or a descheduling of the virtual CPU between them would look
-// like a jump.
-func (w *tscWatch) bracket() (a, n, b uint64, ok bool) {
-	a = scaleTicks(rdtsc(), w.mult)
+// tscBracketRead reads the counter scaled by mult, nanotime and the
+// counter again, and reports whether the two counter reads are within
+// tscBracket of each other: an interrupt or a descheduling of the virtual
+// CPU between them would look like a jump. The checks of cpuClock and
+// tscWatch compare the clocks only at such brackets.
+func tscBracketRead(mult uint64) (a, n, b uint64, ok bool) {
+	a = scaleTicks(rdtsc(), mult)
 	n = uint64(nanotime())
-	b = scaleTicks(rdtsc(), w.mult)
+	b = scaleTicks(rdtsc(), mult)
 	return a, n, b, b >= a && b-a <= tscBracket
 }
 
@@ -152,17 +153,20 @@ func (w *tscWatch) bracket() (a, n, b uint64, ok bool) {
 //go:noinline
 func (w *tscWatch) check(now uint64) uint64 {
 	if w.gaveUp.Load() {
-		return uint64(nanotime() + w.off.Load())
+		return w.runtimeClock()
 	}
 	if !w.mu.TryLock() {
 		return now // another thread is checking
 	}
 	defer w.mu.Unlock()
-	if w.gaveUp.Load() || now < w.next.Load() {
-		return w.read(now) // checked meanwhile
+	if w.gaveUp.Load() {
+		return w.runtimeClock() // given up meanwhile
+	}
+	if now < w.next.Load() {
+		return now // checked meanwhile
 	}
 	for range 3 {
-		a, n, b, ok := w.bracket()
+		a, n, b, ok := tscBracketRead(w.mult)
 		if !ok {
 			continue
 		}
@@ -178,19 +182,17 @@ func (w *tscWatch) check(now uint64) uint64 {
 		w.off.Store(int64(w.anchorTSC - w.anchorNano))
 		w.gaveUp.Store(true)
 		w.next.Store(0)
-		return uint64(int64(n) + w.off.Load())
+		return w.runtimeClock()
 	}
 	// No tight bracket (a busy machine): try again a little later.
 	w.next.Store(now + uint64(tscWatchPeriod)/16)
 	return now
 }
 
-// read returns now, or the runtime's clock once the counter is given up.
-func (w *tscWatch) read(now uint64) uint64 {
-	if w.gaveUp.Load() {
-		return uint64(nanotime() + w.off.Load())
-	}
-	return now
+// runtimeClock is what Read returns once the counter is given up: the
+// runtime's clock, moved to where the counter would have been.
+func (w *tscWatch) runtimeClock() uint64 {
+	return uint64(nanotime() + w.off.Load())
 }
 
 // ClockGaveUpTSC reports whether the process's clock measure read the

@@ -254,10 +254,8 @@ func (c *cpuClock) check(now uint64) uint64 {
 // would look like a jump.
 func (c *cpuClock) tscCheck() uint64 {
 	for range 3 {
-		a := scaleTicks(rdtsc(), c.tsc.mult)
-		n := uint64(nanotime())
-		b := scaleTicks(rdtsc(), c.tsc.mult)
-		if b-a > tscBracket {
+		a, n, b, ok := tscBracketRead(c.tsc.mult)
+		if !ok {
 			continue
 		}
 		mid := a + (b-a)/2

@@ -66,7 +66,7 @@ func TestRunIdle(t *testing.T) {
 		t.Errorf("asleep 300 ms on 2 processors: idle %.3f s (%+v), want between 0.5 s and 2·wall", idle, s)
 	}
 
-	// One goroutine busy for 0.3 s of processor time on 2 processors: the
+	// One goroutine busy for 0.6 s of processor time on 2 processors: the
 	// other processor idles the whole run. The busy thread is running or
 	// waiting for a CPU all the time, so the work (its processor time and
 	// run delay) is at least T_2 less start-up and the last poll's miss;
@@ -75,12 +75,14 @@ func TestRunIdle(t *testing.T) {
 	// above 0 (where it would be with both processors busy), not T_2.
 	// The work is asked to be three quarters of the wall time, not all of
 	// it: beside two busy loops on two CPUs, the process's start and exit
-	// waited 0.13 s of a 0.83 s run that no thread's run delay counts. Both
-	// processors idle would read about 0, both busy about 2·wall.
-	s = run(2, bin, "-spin", "300ms")
+	// waited 0.13 s of a 0.83 s run that no thread's run delay counts, and
+	// in another 0.23 s of 0.91 s, a 0.746 share of it for the work. Those
+	// waits do not grow with the run, so the run spins for 600 ms, not
+	// 300. Both processors idle would read about 0, both busy about 2·wall.
+	s = run(2, bin, "-spin", "600ms")
 	idle = s.Idle(2)
-	if work := 2*s.Wall - idle; work < 0.3 || work < 0.75*s.Wall {
-		t.Errorf("busy for 300 ms of processor time: work %.3f s (%+v), want at least 0.3 s and about the wall time", work, s)
+	if work := 2*s.Wall - idle; work < 0.6 || work < 0.75*s.Wall {
+		t.Errorf("busy for 600 ms of processor time: work %.3f s (%+v), want at least 0.6 s and about the wall time", work, s)
 	}
 	if idle < 0.5*s.Wall {
 		t.Errorf("one of 2 processors busy: idle %.3f s (%+v), want about the wall time", idle, s)

@@ -76,9 +76,10 @@ func TestRunIdle(t *testing.T) {
 	// The work is asked to be three quarters of the wall time, not all of
 	// it: beside two busy loops on two CPUs, the process's start and exit
 	// waited 0.13 s of a 0.83 s run that no thread's run delay counts, and
-	// in another 0.23 s of 0.91 s, a 0.746 share of it for the work. Those
-	// waits do not grow with the run, so the run spins for 600 ms, not
-	// 300. Both processors idle would read about 0, both busy about 2·wall.
+	// in another run 0.23 s of 0.91 s, which left the work 0.746 of the
+	// wall time. Those waits do not grow with the run, so it spins for 600
+	// ms, not 300. Both processors idle would read about 0, both busy about
+	// 2·wall.
 	s = run(2, bin, "-spin", "600ms")
 	idle = s.Idle(2)
 	if work := 2*s.Wall - idle; work < 0.6 || work < 0.75*s.Wall {

@@ -98,8 +98,9 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // Source says how m is read, for reports and logs: "tsc" (RDTSC scaled to
 // nanoseconds), "nanotime" (the runtime's monotonic clock), either followed
 // by "+thread-cputime" for cpu, "tsc (checked)" for a clock checked against
-// the runtime's (tscWatch) and "nanotime (tsc given up)" once it parted, "rdpmc" (hardware counter read from user space), "read(2)" (counter
-// read through the perf file descriptor), or "synthetic". It returns "" for a
+// the runtime's (tscWatch) and "nanotime (tsc given up)" once it parted,
+// "rdpmc" (hardware counter read from user space), "read(2)" (counter read
+// through the perf file descriptor), or "synthetic". It returns "" for a
 // Measure from elsewhere.
 func Source(m Measure) string {
 	if s, ok := m.(interface{ source() string }); ok {

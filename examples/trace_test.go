@@ -3,6 +3,7 @@ package examples_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,8 +105,8 @@ func TestTracePipeline(t *testing.T) {
 // TestTraceModeAgreesWithSerial profiles fork/join examples in serial mode
 // and in trace mode and checks that they agree: work and span within a
 // factor of 2, parallelism within 1.5, and the function holding most of
-// serial mode's critical path among trace mode's top three
-// (docs/trace-mode.md).
+// serial mode's critical path among trace mode's top three, or where
+// others come close to it, one of them (agree; docs/trace-mode.md).
 //
 // The two modes measure differently. Serial mode runs the program
 // instrumented, every spawn inline, measures each strand's CPU time and
@@ -113,19 +114,24 @@ func TestTracePipeline(t *testing.T) {
 // written and sees one real schedule: a strand is the time its goroutine
 // held a P (CPU samples cut pieces longer than the sampling period to what
 // the thread ran), a wait that did not block leaves no edge, and stacks and
-// inlined frames differ (quicksort's mix, inlined into randomInts, is a
+// inlined frames differ (quicksort's mix, inlined into checksum, is a
 // function of its own). Both run on one CPU, as
-// TestParallelModeAgreesWithSerial does (this VM's two vCPUs run one loop
-// in 5.9 and 8.4 ms), trace mode at GOMAXPROCS=1, nearest to serial mode's
-// one thread: goroutines do not slow each other on sibling hyperthreads,
-// and nearly every wait blocks. Unpinned, at the VM's load, one program's
-// CPU time varied by 1.5x between runs (quicksort 215 and 322 ms) and
-// spans by 1.8x; pinned, three trace runs agreed within 8%. Measured so,
-// trace against serial: work 0.65 (quicksort: its instrumented build does
-// not inline partition's helpers, 35.7 ms of partition against 11 as
-// written), 1.04 (matmul), 1.03 (fib); span 0.89, 1.10, 1.05; parallelism
-// 0.73, 0.95, 0.99. The inputs make spans of 30 to 50 ms, so that a
-// millisecond's hiccup on the critical path does not count.
+// TestParallelModeAgreesWithSerial does (this VM's two vCPUs run one loop in
+// 5.9 and 8.4 ms), trace mode at GOMAXPROCS=1, nearest to serial mode's one
+// thread: goroutines do not slow each other on sibling hyperthreads, and
+// nearly every wait blocks. Unpinned, at the VM's load, one program's CPU
+// time varied by 1.5x between runs (quicksort, cutoff 2000: 215 and 322 ms)
+// and spans by 1.8x; pinned, three trace runs agreed within 8%. Measured so,
+// each the least of three runs, trace against serial: work 0.95 (quicksort),
+// 1.07 (matmul), 1.08 (fib); span 0.87, 1.06, 1.13; parallelism 1.09, 1.01,
+// 0.95. The inputs make spans of 17 to 32 ms, so that a millisecond's hiccup
+// on the critical path does not count. Quicksort's cutoff is 200, not more,
+// because its work depends on where the linker puts a loop: with 2000, four
+// fifths of it is the insertion sorts inlined in pqsort, and the traced
+// build (one file more) ran in 0.16 s of CPU where go build's ran in 0.24 s,
+// the same instructions with the inner loop across a 64-byte boundary in the
+// slower one; the instrumented build was as slow, and the parallelisms read
+// 11.1-11.4 against 8.2-8.4, near the bound.
 //
 // A busy machine decides a run's numbers, not its mode. Under make test,
 // which runs the other packages' tests beside this one, the goroutines of
@@ -133,7 +139,7 @@ func TestTracePipeline(t *testing.T) {
 // CPU, and work and span read 2 to 6 times serial mode's. The run says so
 // itself (its CPU time against the time its goroutines held a P, from the
 // program's rusage), so only trace runs in which that ratio is at most
-// 1.25 are compared, and with none the comparison is skipped, saying why.
+// maxHeld are compared, and with none the comparison is skipped, saying why.
 // The CPU's own speed changes too, unseen by any measure of CPU time: with
 // another package's tests beside this one, serial mode read a 512x512
 // matmul's work as 60M ns (84-109M alone) and quiet trace runs read it as
@@ -158,7 +164,7 @@ func TestTraceModeAgreesWithSerial(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"quicksort", []string{"-n", "1000000", "-cutoff", "2000"}},
+		{"quicksort", []string{"-n", "1000000", "-cutoff", "200"}},
 		{"matmul", []string{"-n", "512", "-cutoff", "256"}},
 		{"fib", []string{"-n", "40", "-cutoff", "35"}},
 	} {
@@ -231,26 +237,56 @@ func agree(sers, runs []*spanprofile.Profile) []string {
 			errs = append(errs, fmt.Sprintf("%s: trace mode %.4g, serial mode %.4g (ratio %.2f), want within a factor of %.1f", c.what, c.t, c.s, r, c.tol))
 		}
 	}
-	// Serial mode's sites are calls and spawns named by the function they
-	// call; its local span on span is that function's own time on the
-	// critical path.
+	// The leaders are compared in serial mode's units. Its sites are calls
+	// and spawns named by the function they call, and a site's local span
+	// on span is that call's time on the critical path, its callees' but
+	// for those of other sites. A piece of trace mode's critical path goes
+	// the same way, to the innermost function on its stack that serial
+	// mode names, so that, say, quicksort's math/rand frames count as
+	// randomInts'.
+	ser := least(sers, span)
 	own := map[string]int64{}
-	for _, s := range least(sers, span).BySite() {
+	for _, s := range ser.BySite() {
 		own[s.Site.Func] += s.OnSpan.Local.Span
 	}
-	serTop := ""
-	for f, v := range own {
-		if serTop == "" || v > own[serTop] || v == own[serTop] && f < serTop {
-			serTop = f
+	tr := least(runs, span)
+	traced := map[string]int64{}
+	for _, c := range tr.Contexts {
+		for i := len(c.Stack) - 1; i >= 0; i-- {
+			if f := tr.Sites[c.Stack[i]].Func; own[f] > 0 {
+				traced[f] += c.OnSpan.Local.Span
+				break
+			}
 		}
 	}
-	funcs := report.Functions(least(runs, span))
-	var top []string
-	for i := 0; i < len(funcs) && i < 3; i++ {
-		top = append(top, funcs[i].Func)
+	byShare := func(m map[string]int64) []string {
+		fs := slices.Collect(maps.Keys(m))
+		slices.SortFunc(fs, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+		return fs
 	}
-	if !slices.Contains(top, serTop) {
-		errs = append(errs, fmt.Sprintf("serial mode's critical path is mostly %s; trace mode's top three are %v", serTop, top))
+	serTop, top := byShare(own), byShare(traced)
+	top = top[:min(3, len(top))]
+	// Serial mode's leader must be among trace mode's top three, or, where
+	// other functions hold within 1/leaderMargin of its share, one of them:
+	// which of two such functions leads is decided by what differs between
+	// the modes. Quicksort's partition (8.2 ms in serial mode on the VM)
+	// and randomInts (6.2-7.2 ms) are so; trace mode puts the time of the
+	// partitions too short to hold a CPU sample on the go statement that
+	// ends their strands, in pqsort, and reads partition at about 3 ms.
+	const leaderMargin = 1.5
+	var leaders []string
+	for _, f := range serTop {
+		if float64(own[f])*leaderMargin < float64(own[serTop[0]]) {
+			break
+		}
+		leaders = append(leaders, f)
+	}
+	switch {
+	case len(leaders) == 0:
+		errs = append(errs, "serial mode's profile has no site on the critical path")
+	case !slices.ContainsFunc(leaders, func(f string) bool { return slices.Contains(top, f) }):
+		errs = append(errs, fmt.Sprintf("serial mode's critical path is mostly %s (the functions within a factor of %.1f of it: %v); trace mode's top three are %v",
+			leaders[0], leaderMargin, leaders, top))
 	}
 	return errs
 }

@@ -245,7 +245,7 @@ func agree(sers, runs []*spanprofile.Profile) []string {
 	// mode names, so that, say, quicksort's math/rand frames count as
 	// randomInts'.
 	ser := least(sers, span)
-	own := map[string]int64{}
+	own := map[string]int64{} // every site's function, on the path or not
 	for _, s := range ser.BySite() {
 		own[s.Site.Func] += s.OnSpan.Local.Span
 	}
@@ -253,7 +253,8 @@ func agree(sers, runs []*spanprofile.Profile) []string {
 	traced := map[string]int64{}
 	for _, c := range tr.Contexts {
 		for i := len(c.Stack) - 1; i >= 0; i-- {
-			if f := tr.Sites[c.Stack[i]].Func; own[f] > 0 {
+			f := tr.Sites[c.Stack[i]].Func
+			if _, ok := own[f]; ok {
 				traced[f] += c.OnSpan.Local.Span
 				break
 			}
@@ -276,7 +277,7 @@ func agree(sers, runs []*spanprofile.Profile) []string {
 	const leaderMargin = 1.5
 	var leaders []string
 	for _, f := range serTop {
-		if float64(own[f])*leaderMargin < float64(own[serTop[0]]) {
+		if own[f] == 0 || float64(own[f])*leaderMargin < float64(own[serTop[0]]) {
 			break
 		}
 		leaders = append(leaders, f)

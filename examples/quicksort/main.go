@@ -13,14 +13,15 @@
 // A span profile of this program tells the same story of the sort: among
 // its sites, partition has by far the largest local span on span, serial
 // on the critical path, and the sort itself (the pqsort call in run) has a
-// parallelism of about 10. Of the whole program, the serial set-up holds
-// more of the span than the sort: measured with the cpu measure on a 2-vCPU
-// VM, randomInts (making the input) held 63% of the span, partition 23%,
-// and the whole program's parallelism read 3.03, so speedup levels off
-// after a few cores. With the default cutoff of 32 elements (the paper's
-// COARSENING) the average strand is about a microsecond, and a spawn's
-// burden (about 0.4 µs) leaves the burdened parallelism close to the
-// parallelism.
+// parallelism of about 8. The serial set-up holds about as much of the
+// span: measured with the cpu measure on a 2-vCPU VM, partition held 37%
+// of the span, randomInts (making the input) 35%, and the whole program's
+// parallelism read 3.64, so speedup levels off after a few cores.
+// randomInts' share is mostly the page faults of its new 40 MB array: on a
+// day when that VM took 12 µs a fault instead of 2, it held 63%. With the
+// default cutoff of 32 elements (the paper's COARSENING) the average strand
+// is about half a microsecond, and a spawn's burden (about 0.36 µs) leaves
+// the burdened parallelism close to the parallelism.
 //
 // Usage:
 //

@@ -271,9 +271,9 @@ func agree(sers, runs []*spanprofile.Profile) []string {
 	// other functions hold within 1/leaderMargin of its share, one of them:
 	// which of two such functions leads is decided by what differs between
 	// the modes. Quicksort's partition (8.2 ms in serial mode on the VM)
-	// and randomInts (6.2-7.2 ms) are so; trace mode puts the time of the
-	// partitions too short to hold a CPU sample on the go statement that
-	// ends their strands, in pqsort, and reads partition at about 3 ms.
+	// and randomInts (6.2-7.2 ms) are so; trace mode gives the partitions
+	// too short to hold a CPU sample to pqsort, whose event ends their
+	// pieces, and reads partition at about 3 ms.
 	const leaderMargin = 1.5
 	var leaders []string
 	for _, f := range serTop {

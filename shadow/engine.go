@@ -1095,9 +1095,12 @@ func (e *engine) waitSlow(i int, obj unsafe.Pointer) {
 		e.joins.freeExt(acc)
 	}
 	// The value moves out field by field (see spawnBegin); removeAt then
-	// clears the slot, which owns nothing any more.
-	v.t, v.tb, v.chain = acc.t, acc.tb, acc.chain
-	e.pp.moveInto(&v.path, &acc.path)
+	// frees the slot, which owns nothing any more. A group whose lanes
+	// were all taken by its spawns (slotAt) has no contribution left.
+	if acc.has {
+		v.t, v.tb, v.chain = acc.t, acc.tb, acc.chain
+		e.pp.moveInto(&v.path, &acc.path)
+	}
 	e.joins.removeAt(i)
 	e.follow(&v)
 }
@@ -1155,13 +1158,21 @@ func (e *engine) longest(acc *joinAcc, v value) {
 		e.wi.maxInto(x.w, v.w)
 		v.w = nil
 	}
+	if !acc.has {
+		// The first contribution since the last wait (fib's and
+		// stencil's only one): the slot is stale (see joinAcc), with
+		// no path to drop.
+		acc.has, acc.t, acc.tb = true, v.t, v.tb
+		acc.path, acc.chain = v.path, v.chain
+		return
+	}
 	if v.tb > acc.tb {
 		acc.tb = v.tb
 	}
-	if !acc.has || v.t > acc.t {
+	if v.t > acc.t {
 		e.pp.init(&acc.path)
 		e.rp.release(acc.chain)
-		acc.has, acc.t, acc.path, acc.chain = true, v.t, v.path, v.chain
+		acc.t, acc.path, acc.chain = v.t, v.path, v.chain
 		return
 	}
 	e.drop(&v)

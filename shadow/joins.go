@@ -10,6 +10,12 @@ import "unsafe"
 // (removeAt), and an accumulator with pointers was copied with write
 // barriers and bulk barrier checks. What needs pointers, and only some runs
 // have, lives in a joinExt beside it.
+//
+// Only a slot in use has a meaningful accumulator: removeAt clears the key
+// alone, and get clears has and ext when it takes a slot. An accumulator
+// without has holds no contribution (its other fields are stale), and one
+// in use has has set or a joinExt: every contribution sets has (longest)
+// or goes to a lane (contribute), and no one else inserts.
 type joinAcc struct {
 	has   bool
 	ext   int32 // index of the accumulator's joinExt in joinTable.exts; 0: none
@@ -100,7 +106,9 @@ func (jt *joinTable) get(p unsafe.Pointer) *joinAcc {
 			}
 			jt.keys[i] = p
 			jt.n++
-			return &jt.accs[i]
+			acc := &jt.accs[i]
+			acc.has, acc.ext = false, 0 // the rest is stale (see joinAcc)
+			return acc
 		}
 	}
 }
@@ -114,6 +122,9 @@ func (jt *joinTable) take(p unsafe.Pointer) (joinAcc, bool) {
 	jt.freeExt(&jt.accs[i])
 	acc := jt.accs[i]
 	jt.removeAt(i)
+	if !acc.has {
+		return joinAcc{}, true // stale contents (see joinAcc)
+	}
 	return acc, true
 }
 
@@ -146,7 +157,9 @@ func (jt *joinTable) removeAt(at int) {
 			i = j
 		}
 	}
-	jt.keys[i], jt.accs[i] = nil, joinAcc{}
+	// Only the key: get clears what a new accumulator reads. Zeroing the
+	// whole accumulator too was half of removeAt's instructions.
+	jt.keys[i] = nil
 	jt.n--
 }
 

@@ -50,7 +50,12 @@ func (e *engine) slotAt(obj unsafe.Pointer, d uintptr, site SiteID) {
 	if k <= 0 {
 		return // no limit, or 0, with which Go blocks for ever
 	}
-	x := e.joins.extOf(e.joins.get(obj))
+	// find, not get: a slot in use has a contribution (see joinAcc).
+	i := e.joins.find(obj)
+	if i < 0 {
+		return
+	}
+	x := e.joins.extOf(&e.joins.accs[i])
 	if x == nil || len(x.lanes) < k {
 		return
 	}

@@ -988,7 +988,7 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	st.tasks = st.tasks[:len(st.tasks)-1]
 	e.offerSink(&v)
 	if obj != nil {
-		e.contribute(obj, v)
+		e.contribute(obj, &v)
 	} else {
 		e.drop(&v)
 	}
@@ -1031,7 +1031,7 @@ func (e *engine) done(obj unsafe.Pointer) {
 		}
 		e.pp.updatePtr(&v.path, f.ctx, &m)
 	}
-	e.contribute(obj, v)
+	e.contribute(obj, &v)
 }
 
 // waitAt marks the return of a wait on obj (wg.Wait, errgroup's Wait, a
@@ -1089,7 +1089,7 @@ func (e *engine) waitSlow(i int, obj unsafe.Pointer) {
 		// longest gives acc no new joinExt (it has one), so the slice
 		// of them does not move under the loop.
 		for _, l := range e.joins.exts[acc.ext].lanes {
-			e.longest(acc, l)
+			e.longest(acc, &l)
 		}
 		v.w = e.joins.exts[acc.ext].w
 		e.joins.freeExt(acc)
@@ -1134,7 +1134,12 @@ func (e *engine) join(obj unsafe.Pointer) {
 	e.syncs--
 }
 
-func (e *engine) contribute(obj unsafe.Pointer, v value) {
+// contribute adds v, which it consumes, to obj's accumulator. v comes by
+// pointer, as longest's does: a value is eight words, more than the
+// registers left for it, and passed by value it was copied through memory
+// at both calls: by pointer, spawnEnd's own instructions fell by 16 a node
+// of profiled fib, and a spawn and sync's by 17 (callgrind).
+func (e *engine) contribute(obj unsafe.Pointer, v *value) {
 	acc := e.joins.get(obj)
 	if e.hasLimits.Load() && e.limits[obj] > 0 {
 		if e.wi != nil {
@@ -1142,14 +1147,15 @@ func (e *engine) contribute(obj unsafe.Pointer, v value) {
 			v.w = nil
 		}
 		x := e.joins.ext(acc)
-		x.lanes = append(x.lanes, v)
+		x.lanes = append(x.lanes, *v)
 		return
 	}
 	e.longest(acc, v)
 }
 
-// longest keeps in acc the longer of its path and v's, and drops the other.
-func (e *engine) longest(acc *joinAcc, v value) {
+// longest keeps in acc the longer of its path and v's, and drops the other:
+// it consumes v.
+func (e *engine) longest(acc *joinAcc, v *value) {
 	if v.w != nil {
 		x := e.joins.ext(acc)
 		if x.w == nil {
@@ -1175,7 +1181,7 @@ func (e *engine) longest(acc *joinAcc, v value) {
 		acc.t, acc.path, acc.chain = v.t, v.path, v.chain
 		return
 	}
-	e.drop(&v)
+	e.drop(v)
 }
 
 func (e *engine) drop(v *value) {

@@ -153,7 +153,8 @@ func (jt *joinTable) removeAt(at int) {
 	for j := (i + 1) & mask; jt.keys[j] != nil; j = (j + 1) & mask {
 		home := jt.slot(jt.keys[j])
 		if (j-home)&mask >= (j-i)&mask {
-			jt.keys[i], jt.accs[i] = jt.keys[j], jt.accs[j]
+			jt.keys[i] = jt.keys[j]
+			jt.accs[i] = jt.accs[j]
 			i = j
 		}
 	}

@@ -986,11 +986,11 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	e.rp.release(tk.fork)
 	*tk = task{}
 	st.tasks = st.tasks[:len(st.tasks)-1]
-	e.offerSink(&v)
 	if obj != nil {
+		e.offerSink(&v)
 		e.contribute(obj, &v)
 	} else {
-		e.drop(&v)
+		e.offerSinkDrop(&v)
 	}
 }
 
@@ -1207,6 +1207,27 @@ func (e *engine) offerSink(v *value) {
 		e.pp.init(&e.sink.path)
 		e.sink.t, e.sink.path, e.hasSink = v.t, e.pp.hold(&v.path), true
 	}
+}
+
+// offerSinkDrop is offerSink and then drop, for the end of a child that
+// signals nothing (a go statement's, whose Done came before): a sink that
+// takes v's path takes it over, rather than a reference of its own that
+// the drop then releases. A spawn, Done and sync of such a child took 26
+// instructions fewer (callgrind).
+func (e *engine) offerSinkDrop(v *value) {
+	if e.wi != nil {
+		e.wi.offerSink(v.w)
+	}
+	if v.tb > e.sinkTb {
+		e.sinkTb = v.tb
+	}
+	if !e.hasSink || v.t > e.sink.t {
+		e.pp.init(&e.sink.path)
+		e.sink.t, e.hasSink = v.t, true
+		e.pp.moveInto(&e.sink.path, &v.path)
+		e.sink.path.own = 0 // as hold leaves it
+	}
+	e.drop(v)
 }
 
 // mergeStrand returns the length of the strand that just ended, raw as this

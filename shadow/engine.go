@@ -1088,8 +1088,11 @@ func (e *engine) waitSlow(i int, obj unsafe.Pointer) {
 	if acc.ext != 0 {
 		// longest gives acc no new joinExt (it has one), so the slice
 		// of them does not move under the loop.
-		for _, l := range e.joins.exts[acc.ext].lanes {
-			e.longest(acc, &l)
+		// Each lane in place: a copy to point at made the frame 96
+		// bytes larger, and the lanes go with the joinExt.
+		lanes := e.joins.exts[acc.ext].lanes
+		for k := range lanes {
+			e.longest(acc, &lanes[k])
 		}
 		v.w = e.joins.exts[acc.ext].w
 		e.joins.freeExt(acc)
@@ -1142,15 +1145,25 @@ func (e *engine) join(obj unsafe.Pointer) {
 func (e *engine) contribute(obj unsafe.Pointer, v *value) {
 	acc := e.joins.get(obj)
 	if e.hasLimits.Load() && e.limits[obj] > 0 {
-		if e.wi != nil {
-			e.wi.lane(obj, v.w)
-			v.w = nil
-		}
-		x := e.joins.ext(acc)
-		x.lanes = append(x.lanes, *v)
+		e.toLane(obj, acc, v)
 		return
 	}
 	e.longest(acc, v)
+}
+
+// toLane is contribute's to a group with a limit (limit.go): v ends a lane
+// of acc. Out of line: the append copies *v to the stack first (v could
+// point into the slice it grows), and in contribute that copy made its
+// frame 48 bytes larger.
+//
+//go:noinline
+func (e *engine) toLane(obj unsafe.Pointer, acc *joinAcc, v *value) {
+	if e.wi != nil {
+		e.wi.lane(obj, v.w)
+		v.w = nil
+	}
+	x := e.joins.ext(acc)
+	x.lanes = append(x.lanes, *v)
 }
 
 // longest keeps in acc the longer of its path and v's, and drops the other:

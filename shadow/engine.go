@@ -1148,6 +1148,14 @@ func (e *engine) contribute(obj unsafe.Pointer, v *value) {
 		e.toLane(obj, acc, v)
 		return
 	}
+	if !acc.has && v.w == nil {
+		// longest's first contribution, in line: fib's and stencil's
+		// every contribution, 14 instructions fewer than the call
+		// (callgrind).
+		acc.has, acc.t, acc.tb = true, v.t, v.tb
+		acc.path, acc.chain = v.path, v.chain
+		return
+	}
 	e.longest(acc, v)
 }
 

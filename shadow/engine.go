@@ -912,10 +912,73 @@ func (e *engine) callEndSlow() {
 func (e *engine) spawnBeginAt(site SiteID, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
-	e.spawnBegin(site, d)
+	e.spawnBeginSerial(site, d)
 	e.restart()
 }
 
+// spawnBeginSerial is spawnBegin written out for serial mode: the fork's
+// record and the share of the parent's path are made in line in their
+// common cases, where calls of recordOf and shareInto cost their spills
+// and prologues (callgrind). Parallel accounting calls spawnBegin, whose
+// frame stays small (see newG).
+func (e *engine) spawnBeginSerial(site SiteID, d uintptr) {
+	st := e.cur
+	e.spawns++
+	pt := len(st.tasks) - 1
+	n := len(st.frames) - 1
+	// recordOf(n), where the record's link is at hand: the frame's own up
+	// chain, its task's fork, or the caller's cached record.
+	f := &st.frames[n]
+	fork := f.rec
+	if fork == 0 {
+		var up recRef
+		switch {
+		case !f.conn:
+			up = f.up
+		case n == st.tasks[pt].base:
+			up = st.tasks[pt].fork
+		default:
+			up = st.frames[n-1].rec
+			if up == 0 {
+				up = e.recordOf(n - 1)
+				f = &st.frames[n]
+			}
+		}
+		fork = e.rp.get(f.id, f.o, f.mark, f.conn, up, st.idx, int32(n))
+		f.rec = fork
+	}
+	e.rp.recs[fork].refs++
+	if len(st.tasks) == cap(st.tasks) {
+		growSlab(&st.tasks)
+	}
+	st.tasks = st.tasks[:pt+2]
+	parent, child := &st.tasks[pt], &st.tasks[pt+1]
+	child.t, child.tb = parent.t, parent.tb
+	// shareInto, its flush out of line.
+	pp, p := &e.pp, &parent.path
+	if l := pp.flushLimit(); p.own >= l/2 || p.n >= l {
+		pp.flush(p)
+	}
+	if p.arr != 0 {
+		pp.arrs[p.arr].refs++
+	}
+	if p.head != 0 {
+		pp.slab[p.head].refs++
+	}
+	child.path.arr, child.path.head = p.arr, p.head
+	child.path.n, child.path.own = p.n, 0
+	child.base, child.fork = n+1, fork
+	parent.tb += e.cfg.Burden // the continuation edge carries the burden
+	if e.wi != nil {
+		e.wi.spawn(parent, child, e.cfg.Burden)
+	}
+	e.push(site, d)
+}
+
+// spawnBegin is spawnBeginAt's event, which parallel accounting calls.
+// The child's task slot is not zeroed first: every field but the
+// pointers is set here, and spawnEnd leaves the pointers nil (a task{}
+// appended cost a write barrier's test and the whole slot's stores).
 func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	st := e.cur
 	e.spawns++
@@ -927,7 +990,7 @@ func (e *engine) spawnBegin(site SiteID, d uintptr) {
 	if len(st.tasks) == cap(st.tasks) {
 		growSlab(&st.tasks)
 	}
-	st.tasks = append(st.tasks, task{})
+	st.tasks = st.tasks[:pt+2]
 	parent, child := &st.tasks[pt], &st.tasks[pt+1]
 	child.t, child.tb = parent.t, parent.tb
 	e.pp.shareInto(&child.path, &parent.path)
@@ -954,6 +1017,14 @@ func (e *engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	e.restart()
 }
 
+// spawnEnd ends the innermost frame, an inline child, and its task.
+//
+// Where the child's path passes its start, the value's chain is the
+// fork's record, and the task's reference on it moves to the value: a
+// retain and a release cost a call of free1 per spawn (callgrind). The
+// task's slot is not zeroed: spawnBegin sets every field but the
+// pointers, which go nil here (*tk = task{} cost a write barrier's
+// test and the whole slot's stores).
 func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	st := e.cur
 	n := len(st.frames) - 1
@@ -976,7 +1047,7 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	// (adopt looks for running frames, splice takes ended ones out), so
 	// the child's is not made.
 	if f := &st.frames[n]; f.conn {
-		v.chain = e.rp.retain(tk.fork)
+		v.chain, tk.fork = tk.fork, 0 // the task's reference moves to v
 	} else {
 		v.chain = e.rp.retain(f.up)
 	}
@@ -984,7 +1055,7 @@ func (e *engine) spawnEnd(obj unsafe.Pointer) {
 	_, up := e.pop()
 	e.rp.release(up)
 	e.rp.release(tk.fork)
-	*tk = task{}
+	tk.fork, tk.done, tk.w = 0, nil, nil // the rest is spawnBegin's to set
 	st.tasks = st.tasks[:len(st.tasks)-1]
 	if obj != nil {
 		e.offerSink(&v)

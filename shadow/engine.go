@@ -1027,11 +1027,62 @@ func (e *engine) spawnEndAt(obj unsafe.Pointer, d uintptr) {
 	e.unwindTo(d)
 	// endsSpawn, written out: this is every spawn's end.
 	if n := len(st.frames) - 1; len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
-		e.spawnEnd(obj)
+		e.spawnEndSerial(obj)
 	} else {
 		e.note(whyUnmatched, 0, -1)
 	}
 	e.restart()
+}
+
+// spawnEndSerial is spawnEnd for serial mode, its common case written out:
+// a child whose path passes its start, with no last Done, no credit to
+// pass down, no record to release and a full histogram, finish's work
+// and the value's in line. The rest is spawnEnd. Its rare calls
+// (done, growContexts, countFirst, the releases) made spawnEnd's frame
+// 304 bytes, whose values every spawn's end spills and reloads around
+// them; parallel accounting keeps spawnEnd.
+func (e *engine) spawnEndSerial(obj unsafe.Pointer) {
+	st := e.cur
+	n := len(st.frames) - 1
+	tk := &st.tasks[len(st.tasks)-1]
+	f := &st.frames[n]
+	if tk.done != nil || !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 || e.wi != nil ||
+		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin {
+		e.spawnEnd(obj)
+		return
+	}
+	// finish, for this case.
+	sz := &e.sizes[f.ctx]
+	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(f.ownWork))]++
+	work, span := st.work-f.w0, tk.t-f.t0
+	w := &e.onWork[f.ctx]
+	w.Local.Count++
+	w.Local.Work += f.ownWork
+	w.Local.Span += f.o
+	if !f.topCS && !f.topCaller {
+		e.pp.addLocal(&tk.path, f.ctx, f.ownWork)
+	} else {
+		e.finishTop(f, tk, w, work, span)
+	}
+	if f.topCS {
+		e.ap.pop(&st.act, f.site)
+	}
+	e.ended = work
+	// The value, which takes the task's path and its reference on the
+	// fork's record; the frame and the task go (the frame's record
+	// indices are 0 already, and the task's pointers nil).
+	var v value
+	v.t, v.tb = tk.t, tk.tb
+	e.pp.moveInto(&v.path, &tk.path)
+	v.chain, tk.fork = tk.fork, 0
+	st.frames = st.frames[:n]
+	st.tasks = st.tasks[:len(st.tasks)-1]
+	if obj != nil {
+		e.offerSink(&v)
+		e.contribute(obj, &v)
+	} else {
+		e.offerSinkDrop(&v)
+	}
 }
 
 // spawnEnd ends the innermost frame, an inline child, and its task.

@@ -100,7 +100,7 @@ func (e *engine) spawnEndGlueAt(obj unsafe.Pointer, d uintptr) {
 	e.tick()
 	e.unwindTo(d)
 	if n := len(st.frames) - 1; len(st.tasks) > 1 && n == st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
-		e.spawnEnd(obj)
+		e.spawnEndSerial(obj)
 	} else {
 		e.note(whyUnmatched, 0, -1)
 	}

@@ -968,8 +968,11 @@ func (e *engine) spawnBeginSerial(site SiteID, d uintptr) {
 	if len(st.tasks) == cap(st.tasks) {
 		growSlab(&st.tasks)
 	}
-	st.tasks = st.tasks[:pt+2]
-	parent, child := &st.tasks[pt], &st.tasks[pt+1]
+	// Through ts, whose length the compiler knows: parent and child then
+	// take no bounds check.
+	ts := st.tasks[:pt+2]
+	st.tasks = ts
+	parent, child := &ts[pt], &ts[pt+1]
 	child.t, child.tb = parent.t, parent.tb
 	// shareInto, its flush out of line.
 	pp, p := &e.pp, &parent.path

@@ -948,17 +948,19 @@ func (e *engine) spawnBeginSerial(site SiteID, d uintptr) {
 				f = &st.frames[n]
 			}
 		}
+		var r *record
 		fork = rp.free
 		if fork != 0 {
-			rp.free = rp.recs[fork].up
+			r = &rp.recs[fork]
+			rp.free = r.up
 		} else {
 			fork = rp.grow()
+			r = &rp.recs[fork]
 		}
 		rp.live++
 		if up != 0 {
 			rp.recs[up].refs++
 		}
-		r := &rp.recs[fork]
 		r.up, r.id, r.o, r.pos = up, f.id, f.o, f.mark
 		r.conn, r.refs, r.g, r.k = f.conn, 2, st.idx, int32(n)
 		f.rec = fork

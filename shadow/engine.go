@@ -1064,6 +1064,13 @@ func (e *engine) spawnEndSerial(obj unsafe.Pointer) {
 	w.Local.Count++
 	w.Local.Work += f.ownWork
 	w.Local.Span += f.o
+	e.ended = work
+	// The frame and the task go first, while their slices are at hand
+	// (f and tk stay valid: the slabs do not move), as callEnd's frame
+	// does. Their record indices are 0 already, and the task's pointers
+	// nil.
+	st.frames = st.frames[:n]
+	st.tasks = st.tasks[:len(st.tasks)-1]
 	if !f.topCS && !f.topCaller {
 		e.pp.addLocal(&tk.path, f.ctx, f.ownWork)
 	} else {
@@ -1072,16 +1079,12 @@ func (e *engine) spawnEndSerial(obj unsafe.Pointer) {
 	if f.topCS {
 		e.ap.pop(&st.act, f.site)
 	}
-	e.ended = work
 	// The value, which takes the task's path and its reference on the
-	// fork's record; the frame and the task go (the frame's record
-	// indices are 0 already, and the task's pointers nil).
+	// fork's record.
 	var v value
 	v.t, v.tb = tk.t, tk.tb
 	e.pp.moveInto(&v.path, &tk.path)
 	v.chain, tk.fork = tk.fork, 0
-	st.frames = st.frames[:n]
-	st.tasks = st.tasks[:len(st.tasks)-1]
 	if obj != nil {
 		e.offerSink(&v)
 		e.contribute(obj, &v)

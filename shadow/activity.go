@@ -68,7 +68,8 @@ func (ap *actPool) find(r actRef, site, fn int32) (outer actRef, fnOpen bool) {
 }
 
 // push puts the outermost invocation of site, of function fn, in context
-// ctx, at the head of the list *head.
+// ctx, at the head of the list *head. engine.push writes it out (see
+// there).
 func (ap *actPool) push(head *actRef, site, fn, ctx int32) {
 	r := ap.free
 	if r == 0 {

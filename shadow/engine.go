@@ -478,7 +478,21 @@ func (e *engine) push(site SiteID, d uintptr) {
 	}
 	e.nextID++
 	if outer == 0 {
-		e.ap.push(&st.act, s, fn, ctx)
+		// ap.push, written out, with its rare slab growth out of line:
+		// a call of its own cost 16 instructions more a top-call-site
+		// call pair (BenchmarkCall, callgrind).
+		ap := &e.ap
+		r := ap.free
+		if r == 0 {
+			r = ap.grow()
+		} else {
+			ap.free = ap.slab[r].next
+		}
+		ap.live++
+		a := &ap.slab[r]
+		a.site, a.fn, a.ctx, a.refs = s, fn, ctx, 1
+		a.next = st.act // the list's reference on the old head moves to a
+		st.act = r
 	}
 }
 
@@ -783,11 +797,67 @@ func (e *engine) callEndAt(d uintptr) {
 	e.unwindTo(d)
 	// endsCall, written out: this is every instrumented call's end.
 	if n := len(st.frames) - 1; n > st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
-		e.callEnd()
+		e.callEndSerial()
 	} else {
 		e.note(whyUnmatched, 0, -1)
 	}
 	e.restart()
+}
+
+// callEndSerial is callEnd for callEndAt, with a second common case
+// written out: an invocation that is its site's top call site or its
+// context's top caller, whose path passes its start, with nothing to pass
+// down or to release (every call of a function that does not recurse).
+// Through callEndSlow, finish, finishTop and updatePtr it cost 242
+// instructions a call pair, 160 this way (BenchmarkCall, callgrind): the
+// four calls' prologues and spills, and a Measurement built whole for an
+// update of a few of its fields. Written out in callEndAt it cost 17 more:
+// callEndAt's own frame grew, and restart no longer inlined there; called
+// from callEnd (callEndAt inlines callEnd), 23 more, to find the frame
+// again and spill around the call. Parallel accounting keeps callEnd,
+// whose frame is small (see newG): callEndAt runs in serial mode only, at
+// the top of the engine's stack. callEndGlueAt keeps callEnd too, which
+// it inlines: there callEndSerial cost 9 instructions a node of glued fib
+// more (BenchmarkFibGlued), whose glued call ends are nested in their
+// recursion.
+func (e *engine) callEndSerial() {
+	st := e.cur
+	n := len(st.frames) - 1
+	f := &st.frames[n]
+	if !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 ||
+		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin {
+		e.callEndSlow()
+		return
+	}
+	ctx, own := f.ctx, f.ownWork
+	sz := &e.sizes[ctx]
+	// finish and pop, for these cases.
+	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(own))]++
+	w := &e.onWork[ctx]
+	w.Local.Count++
+	w.Local.Work += own
+	w.Local.Span += f.o
+	tk := &st.tasks[len(st.tasks)-1]
+	topCS, topCaller := f.topCS, f.topCaller
+	if !topCS && !topCaller {
+		st.frames = st.frames[:n]
+		e.pp.addLocal(&tk.path, ctx, own)
+		return
+	}
+	work, span := st.work-f.w0, tk.t-f.t0
+	if topCS {
+		w.TopCallSite.Count++
+		w.TopCallSite.Work += work
+		w.TopCallSite.Span += span
+		e.ap.pop(&st.act, f.site)
+	}
+	if topCaller {
+		w.TopCaller.Count++
+		w.TopCaller.Work += work
+		w.TopCaller.Span += span
+	}
+	st.frames = st.frames[:n]
+	e.pp.addTop(&tk.path, ctx, own, work, span, topCS, topCaller)
 }
 
 // endsCall unwinds to depth d and reports whether the innermost frame is a

@@ -349,6 +349,55 @@ func (pp *profPool) updatePtr(p *prof, key int32, m *spanprofile.Measurement) {
 	pp.updateSlow(p, key, m)
 }
 
+// addTop is update(p, key, m) for m the measurement of an invocation that
+// is its site's top call site (topCS), its context's top caller
+// (topCaller) or both, of local work own, work and span: updatePtr's
+// in-place cases without building m, which only the rest, addTopSlow,
+// needs.
+func (pp *profPool) addTop(p *prof, key int32, own, work, span int64, topCS, topCaller bool) {
+	if key >= pp.keys {
+		pp.keys = key + 1
+	}
+	var r *spanprofile.Measurement
+	if p.head == 0 {
+		if a := pp.ar(p.arr); a != nil && a.refs == 1 && int(key) < len(a.recs) && a.has[key] {
+			r = &a.recs[key]
+		}
+	} else if h := &pp.slab[p.head]; h.refs == 1 && h.key == key {
+		r = &h.rec // coalesce with an unshared pending update
+	}
+	if r == nil {
+		pp.addTopSlow(p, key, own, work, span, topCS, topCaller)
+		return
+	}
+	r.Local.Count++
+	r.Local.Work += own
+	if topCS {
+		r.TopCallSite.Count++
+		r.TopCallSite.Work += work
+		r.TopCallSite.Span += span
+	}
+	if topCaller {
+		r.TopCaller.Count++
+		r.TopCaller.Work += work
+		r.TopCaller.Span += span
+	}
+}
+
+// addTopSlow is addTop where the update is not in place.
+//
+//go:noinline
+func (pp *profPool) addTopSlow(p *prof, key int32, own, work, span int64, topCS, topCaller bool) {
+	m := spanprofile.Measurement{Local: spanprofile.Triple{Count: 1, Work: own}}
+	if topCS {
+		m.TopCallSite = spanprofile.Triple{Count: 1, Work: work, Span: span}
+	}
+	if topCaller {
+		m.TopCaller = spanprofile.Triple{Count: 1, Work: work, Span: span}
+	}
+	pp.updateSlow(p, key, &m)
+}
+
 // updateSlow is updatePtr where the update is not in place.
 //
 //go:noinline

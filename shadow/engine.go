@@ -797,67 +797,11 @@ func (e *engine) callEndAt(d uintptr) {
 	e.unwindTo(d)
 	// endsCall, written out: this is every instrumented call's end.
 	if n := len(st.frames) - 1; n > st.tasks[len(st.tasks)-1].base && n >= st.floor && e.matches(n, d) {
-		e.callEndSerial()
+		e.callEnd()
 	} else {
 		e.note(whyUnmatched, 0, -1)
 	}
 	e.restart()
-}
-
-// callEndSerial is callEnd for callEndAt, with a second common case
-// written out: an invocation that is its site's top call site or its
-// context's top caller, whose path passes its start, with nothing to pass
-// down or to release (every call of a function that does not recurse).
-// Through callEndSlow, finish, finishTop and updatePtr it cost 242
-// instructions a call pair, 160 this way (BenchmarkCall, callgrind): the
-// four calls' prologues and spills, and a Measurement built whole for an
-// update of a few of its fields. Written out in callEndAt it cost 17 more:
-// callEndAt's own frame grew, and restart no longer inlined there; called
-// from callEnd (callEndAt inlines callEnd), 23 more, to find the frame
-// again and spill around the call. Parallel accounting keeps callEnd,
-// whose frame is small (see newG): callEndAt runs in serial mode only, at
-// the top of the engine's stack. callEndGlueAt keeps callEnd too, which
-// it inlines: there callEndSerial cost 9 instructions a node of glued fib
-// more (BenchmarkFibGlued), whose glued call ends are nested in their
-// recursion.
-func (e *engine) callEndSerial() {
-	st := e.cur
-	n := len(st.frames) - 1
-	f := &st.frames[n]
-	if !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 ||
-		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin {
-		e.callEndSlow()
-		return
-	}
-	ctx, own := f.ctx, f.ownWork
-	sz := &e.sizes[ctx]
-	// finish and pop, for these cases.
-	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(own))]++
-	w := &e.onWork[ctx]
-	w.Local.Count++
-	w.Local.Work += own
-	w.Local.Span += f.o
-	tk := &st.tasks[len(st.tasks)-1]
-	topCS, topCaller := f.topCS, f.topCaller
-	if !topCS && !topCaller {
-		st.frames = st.frames[:n]
-		e.pp.addLocal(&tk.path, ctx, own)
-		return
-	}
-	work, span := st.work-f.w0, tk.t-f.t0
-	if topCS {
-		w.TopCallSite.Count++
-		w.TopCallSite.Work += work
-		w.TopCallSite.Span += span
-		e.ap.pop(&st.act, f.site)
-	}
-	if topCaller {
-		w.TopCaller.Count++
-		w.TopCaller.Work += work
-		w.TopCaller.Span += span
-	}
-	st.frames = st.frames[:n]
-	e.pp.addTop(&tk.path, ctx, own, work, span, topCS, topCaller)
 }
 
 // endsCall unwinds to depth d and reports whether the innermost frame is a
@@ -927,12 +871,13 @@ func (e *engine) closeTop() {
 // Its common case, an invocation nested in its own recursion whose path
 // passes its start, with nothing to pass down or to release, is written
 // out here with only the local triple's updates, and the rest is
-// callEndSlow: finish inlined into one function made a frame of 192 bytes,
-// and a goroutine of parallel mode reaches callEnd at the bottom of its
-// recursion, where a wait or a spawn replays its buffered calls (see newG).
+// callEndTop, out of line, and callEndSlow: finish inlined into one
+// function made a frame of 192 bytes, and a goroutine of parallel mode
+// reaches callEnd at the bottom of its recursion, where a wait or a spawn
+// replays its buffered calls (see newG).
 func (e *engine) callEnd() {
 	if e.callEndSlowCase() {
-		e.callEndSlow()
+		e.callEndTop()
 		return
 	}
 	st := e.cur
@@ -951,8 +896,59 @@ func (e *engine) callEnd() {
 	e.pp.addLocal(&st.tasks[len(st.tasks)-1].path, f.ctx, f.ownWork)
 }
 
+// callEndTop is callEnd's slow case, with the common case of an
+// invocation that is its site's top call site or its context's top caller
+// (every call of a function that does not recurse) written out: the path
+// passes its start, with nothing to pass down or to release. Through
+// callEndSlow, finish, finishTop and updatePtr that case cost 242
+// instructions a call pair, 175 this way (BenchmarkCall, callgrind): the
+// four calls' prologues and spills, and a Measurement built whole for an
+// update of a few of its fields. The rest is callEndSlow.
+//
+// callEnd calls it rather than writing it out so that the inlined callEnd
+// of callEndAt and callEndGlueAt stays small: called from callEndAt
+// instead of callEnd, it cost a node of profiled fib 22 instructions more
+// (BenchmarkFib), whose ends are nested. replayCalls never reaches it: it
+// calls callEndSlow itself for every slow case (see there).
+//
+//go:noinline
+func (e *engine) callEndTop() {
+	st := e.cur
+	n := len(st.frames) - 1
+	f := &st.frames[n]
+	if !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 ||
+		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin {
+		e.callEndSlow()
+		return
+	}
+	// Not nested (callEndSlowCase said so): finish and pop, for this case.
+	ctx, own := f.ctx, f.ownWork
+	sz := &e.sizes[ctx]
+	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(own))]++
+	w := &e.onWork[ctx]
+	w.Local.Count++
+	w.Local.Work += own
+	w.Local.Span += f.o
+	tk := &st.tasks[len(st.tasks)-1]
+	work, span := st.work-f.w0, tk.t-f.t0
+	topCS, topCaller := f.topCS, f.topCaller
+	if topCS {
+		w.TopCallSite.Count++
+		w.TopCallSite.Work += work
+		w.TopCallSite.Span += span
+		e.ap.pop(&st.act, f.site)
+	}
+	if topCaller {
+		w.TopCaller.Count++
+		w.TopCaller.Work += work
+		w.TopCaller.Span += span
+	}
+	st.frames = st.frames[:n]
+	e.pp.addTop(&tk.path, ctx, own, work, span, topCS, topCaller)
+}
+
 // callEndSlowCase reports whether ending the innermost frame takes
-// callEnd's slow case, callEndSlow: callEnd asks it, and so does
+// callEnd's slow case, callEndTop: callEnd asks it, and so does
 // replayCalls, which then calls callEndSlow itself (see there).
 func (e *engine) callEndSlowCase() bool {
 	st := e.cur

@@ -766,9 +766,9 @@ func (e *engine) adopt(f *frame, chain recRef) {
 	}
 	e.rp.release(old)
 	f.mark = e.seq
-	if f.rec != 0 {
-		e.rp.release(f.rec)
+	if r := f.rec; r != 0 {
 		f.rec = 0
+		e.rp.drop(r)
 	}
 }
 

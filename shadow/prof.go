@@ -196,19 +196,27 @@ func (pp *profPool) freeArray(r arrRef) {
 	pp.arrays = append(pp.arrays, r)
 }
 
+// releaseNodes drops a reference on the list at r, freeing the nodes it
+// held the last reference on. The slab, the free list's head and the count
+// stay in registers through the walk (a wait that adopts a child's path
+// frees the parent's nodes down to the one the child shared), and a freed
+// node's refs is not stored: push sets it.
 func (pp *profPool) releaseNodes(r nodeRef) {
+	slab, free, k := pp.slab, pp.free, 0
 	for r != 0 {
-		nd := &pp.slab[r]
-		nd.refs--
-		if nd.refs > 0 {
-			return
+		nd := &slab[r]
+		if nd.refs > 1 {
+			nd.refs--
+			break
 		}
 		next := nd.next
-		nd.next = pp.free
-		pp.free = r
-		pp.liveNodes--
+		nd.next = free
+		free = r
+		k++
 		r = next
 	}
+	pp.free = free
+	pp.liveNodes -= k
 }
 
 // flushLimit is the list length at which a prof is flushed into an array:

@@ -1023,7 +1023,7 @@ func (e *engine) spawnBeginSerial(site SiteID, d uintptr) {
 			fork = rp.grow()
 			r = &rp.recs[fork]
 		}
-		rp.live++
+		// (no count of live records to keep: see liveRecords)
 		if up != 0 {
 			rp.recs[up].refs++
 		}

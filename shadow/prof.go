@@ -118,10 +118,11 @@ type profPool struct {
 	arrays []arrRef     // the free ones
 	keys   int32        // S: keys discovered so far
 
-	// Live counts, for the tests that check nothing leaks, and the
-	// flushes, for the test of how often a loop of spawns flushes.
-	liveNodes, liveArrays int
-	flushes               int
+	// The arrays live, for the tests that check nothing leaks (liveNodes
+	// counts the nodes), and the flushes, for the test of how often a
+	// loop of spawns flushes.
+	liveArrays int
+	flushes    int
 
 	// Everything ever allocated, for the memory the run reports: free
 	// lists never shrink, so this is the peak.
@@ -131,6 +132,18 @@ type profPool struct {
 // nd returns node r. The pointer is good until the next node is taken:
 // a slab that grows is copied.
 func (pp *profPool) nd(r nodeRef) *profNode { return &pp.slab[r] }
+
+// liveNodes returns the number of nodes in use: every node made less the
+// free ones. It walks the free list, for the tests that check nothing
+// leaks: a count kept up to date cost an instruction for every node made
+// and every node freed.
+func (pp *profPool) liveNodes() int {
+	n := max(len(pp.slab)-1, 0)
+	for r := pp.free; r != 0; r = pp.slab[r].next {
+		n--
+	}
+	return n
+}
 
 // ar returns array r, or nil for 0.
 func (pp *profPool) ar(r arrRef) *profArray {
@@ -197,12 +210,12 @@ func (pp *profPool) freeArray(r arrRef) {
 }
 
 // releaseNodes drops a reference on the list at r, freeing the nodes it
-// held the last reference on. The slab, the free list's head and the count
-// stay in registers through the walk (a wait that adopts a child's path
-// frees the parent's nodes down to the one the child shared), and a freed
-// node's refs is not stored: push sets it.
+// held the last reference on. The slab and the free list's head stay in
+// registers through the walk (a wait that adopts a child's path frees the
+// parent's nodes down to the one the child shared), and a freed node's
+// refs is not stored: push sets it.
 func (pp *profPool) releaseNodes(r nodeRef) {
-	slab, free, k := pp.slab, pp.free, 0
+	slab, free := pp.slab, pp.free
 	for r != 0 {
 		nd := &slab[r]
 		if nd.refs > 1 {
@@ -212,11 +225,9 @@ func (pp *profPool) releaseNodes(r nodeRef) {
 		next := nd.next
 		nd.next = free
 		free = r
-		k++
 		r = next
 	}
 	pp.free = free
-	pp.liveNodes -= k
 }
 
 // flushLimit is the list length at which a prof is flushed into an array:
@@ -434,7 +445,6 @@ func (pp *profPool) push(p *prof, key int32) *profNode {
 		pp.keys = key + 1
 	}
 	// A node from the free list, or a new one (see newNode).
-	pp.liveNodes++
 	r := pp.free
 	if r != 0 {
 		pp.free = pp.slab[r].next
@@ -508,7 +518,6 @@ func (pp *profPool) pushSpan(p *prof, key int32, d int64) {
 	if key >= pp.keys {
 		pp.keys = key + 1
 	}
-	pp.liveNodes++
 	// The free node's slot is taken once, for its link and its fill: one
 	// bounds check fewer per strand.
 	var nd *profNode

@@ -119,8 +119,8 @@ func TestProfAgainstModel(t *testing.T) {
 		for i := range profs {
 			pp.init(&profs[i])
 		}
-		if pp.liveNodes != 0 || pp.liveArrays != 0 {
-			t.Fatalf("seed %d: %d nodes and %d arrays still live after every prof was released", seed, pp.liveNodes, pp.liveArrays)
+		if pp.liveNodes() != 0 || pp.liveArrays != 0 {
+			t.Fatalf("seed %d: %d nodes and %d arrays still live after every prof was released", seed, pp.liveNodes(), pp.liveArrays)
 		}
 	}
 }
@@ -145,8 +145,8 @@ func TestProfEachFlushes(t *testing.T) {
 	}
 	pp.init(&p)
 	pp.init(&q)
-	if pp.liveNodes != 0 || pp.liveArrays != 0 {
-		t.Errorf("leak: %d nodes, %d arrays", pp.liveNodes, pp.liveArrays)
+	if pp.liveNodes() != 0 || pp.liveArrays != 0 {
+		t.Errorf("leak: %d nodes, %d arrays", pp.liveNodes(), pp.liveArrays)
 	}
 }
 
@@ -237,7 +237,7 @@ func TestAssignAdoptsTheList(t *testing.T) {
 	}
 	pp.init(&parent)
 	pp.init(&next)
-	if pp.liveNodes != 0 || pp.liveArrays != 0 {
-		t.Errorf("left allocated: %d nodes, %d arrays", pp.liveNodes, pp.liveArrays)
+	if pp.liveNodes() != 0 || pp.liveArrays != 0 {
+		t.Errorf("left allocated: %d nodes, %d arrays", pp.liveNodes(), pp.liveArrays)
 	}
 }

@@ -40,8 +40,17 @@ type recordPool struct {
 	// instructions off a node of profiled fib (callgrind;
 	// docs/benchmarks.md).
 	free recRef
-	live int
 	all  int // ever allocated: the peak, since free never shrinks
+}
+
+// liveRecords returns the number of records in use: every record made less
+// the free ones. It walks the free list (see profPool.liveNodes).
+func (rp *recordPool) liveRecords() int {
+	n := max(len(rp.recs)-1, 0)
+	for r := rp.free; r != 0; r = rp.recs[r].up {
+		n--
+	}
+	return n
 }
 
 func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k int32) recRef {
@@ -51,7 +60,6 @@ func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k in
 	} else {
 		r = rp.grow()
 	}
-	rp.live++
 	if up != 0 {
 		rp.recs[up].refs++
 	}
@@ -118,7 +126,7 @@ func (rp *recordPool) drop(r recRef) {
 // last, frees the record and releases the one before it on the chain, and
 // so on. Out of line, so that release inlines small into the hot path.
 //
-// The slab, the free list's head and the count stay in registers through
+// The slab and the free list's head stay in registers through
 // the walk, and a freed record's refs is not stored: get sets it.
 //
 //go:noinline
@@ -129,12 +137,11 @@ func (rp *recordPool) free1(r recRef) {
 		p.refs--
 		return
 	}
-	free, k := rp.free, 0
+	free := rp.free
 	for {
 		up := p.up
 		p.up = free
 		free = r
-		k++
 		r = up
 		if r == 0 {
 			break
@@ -146,7 +153,6 @@ func (rp *recordPool) free1(r recRef) {
 		}
 	}
 	rp.free = free
-	rp.live -= k
 }
 
 // find returns the record of frame id on chain r, looking no further back

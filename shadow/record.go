@@ -29,8 +29,9 @@ type record struct {
 	conn bool // the path passes the frame's start, so up is its parent's record
 }
 
-// recRef is a record's index in its pool's slab; 0 is no record.
-type recRef int32
+// recRef is a record's index in its pool's slab; 0 is no record. Unsigned,
+// as nodeRef is.
+type recRef uint32
 
 type recordPool struct {
 	recs []record // recs[0] is unused: recRef 0 is nil

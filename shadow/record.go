@@ -55,11 +55,16 @@ func (rp *recordPool) liveRecords() int {
 }
 
 func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k int32) recRef {
+	// The free record's slot is taken once, for its link and its fill,
+	// as in pushSpan: the slab does not move between.
+	var p *record
 	r := rp.free
 	if r != 0 {
-		rp.free = rp.recs[r].up
+		p = &rp.recs[r]
+		rp.free = p.up
 	} else {
 		r = rp.grow()
+		p = &rp.recs[r]
 	}
 	if up != 0 {
 		rp.recs[up].refs++
@@ -68,7 +73,6 @@ func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k in
 	// stack 8 bytes at a time and copied 16 at a time, and each such load
 	// stalled on the stores it spans (half of recordOf's samples in
 	// profiled stencil, perf annotate). Every field is set.
-	p := &rp.recs[r]
 	p.up, p.id, p.o, p.pos = up, id, o, pos
 	p.conn, p.refs, p.g, p.k = conn, 1, g, k
 	return r

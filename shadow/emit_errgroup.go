@@ -27,19 +27,33 @@ func GroupGo[G any, PG ErrGroup[G]](site SiteID, g PG, f func() error) {
 	gid, d := gdepth()
 	d |= depthOff
 	site, glue := unglue(site)
-	if e := current; e != nil && e.hasLimits.Load() {
-		if e := begin(gid, site); e != nil {
-			e.slotAt(unsafe.Pointer(g), d, site)
+	var c child
+	if e := serialChild(gid, site, d); e != nil && !e.hasLimits.Load() {
+		// spawnChild's serial case, and below child.end's, written out
+		// (serialChild).
+		c = child{e: e.spawnBeginAt(site, d), how: runSerial}
+	} else {
+		if e := current; e != nil && e.hasLimits.Load() {
+			if e := begin(gid, site); e != nil {
+				e.slotAt(unsafe.Pointer(g), d, site)
+			}
 		}
+		c = spawnChild(gid, d, site)
 	}
-	c := spawnChild(gid, d, site)
 	switch {
 	case c.inline():
 		err := f()
-		if glue && err == nil {
-			c.endGlue(unsafe.Pointer(g), d)
-		} else {
-			c.end(unsafe.Pointer(g), d)
+		switch {
+		case c.how != runSerial:
+			if glue && err == nil {
+				c.endGlue(unsafe.Pointer(g), d)
+			} else {
+				c.end(unsafe.Pointer(g), d)
+			}
+		case glue && err == nil:
+			c.e.spawnEndGlueAt(unsafe.Pointer(g), d)
+		default:
+			c.e.spawnEndAt(unsafe.Pointer(g), d)
 		}
 		if err != nil {
 			g.Go(func() error { return err })

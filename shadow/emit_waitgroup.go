@@ -14,14 +14,28 @@ func WaitGroupGo(site SiteID, wg *sync.WaitGroup, f func()) {
 	g, d := gdepth()
 	d |= depthOff
 	site, glue := unglue(site)
-	c := spawnChild(g, d, site)
+	var c child
+	if e := serialChild(g, site, d); e != nil {
+		// spawnChild's serial case, and below child.end's, written out
+		// (serialChild).
+		c = child{e: e.spawnBeginAt(site, d), how: runSerial}
+	} else {
+		c = spawnChild(g, d, site)
+	}
 	switch {
 	case c.inline():
 		f()
-		if glue {
-			c.endGlue(unsafe.Pointer(wg), d)
-		} else {
-			c.end(unsafe.Pointer(wg), d)
+		switch {
+		case c.how != runSerial:
+			if glue {
+				c.endGlue(unsafe.Pointer(wg), d)
+			} else {
+				c.end(unsafe.Pointer(wg), d)
+			}
+		case glue:
+			c.e.spawnEndGlueAt(unsafe.Pointer(wg), d)
+		default:
+			c.e.spawnEndAt(unsafe.Pointer(wg), d)
 		}
 	case c.own():
 		wg.Add(1)

@@ -974,12 +974,16 @@ func (e *engine) callEndSlow() {
 }
 
 // spawnBeginAt marks a spawn at site; in serial mode the child runs inline
-// right after, and spawnEndAt marks its return.
-func (e *engine) spawnBeginAt(site SiteID, d uintptr) {
+// right after, and spawnEndAt marks its return. It returns e, so that an
+// entry point that writes the spawn out (GroupGo) need not keep the engine
+// in its frame across the call: a word more there is a word more on a
+// new goroutine's stack in parallel accounting (see newG).
+func (e *engine) spawnBeginAt(site SiteID, d uintptr) *engine {
 	e.tick()
 	e.unwindTo(d)
 	e.spawnBeginSerial(site, d)
 	e.restart()
+	return e
 }
 
 // spawnBeginSerial is spawnBegin written out for serial mode: the fork's

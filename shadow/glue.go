@@ -132,6 +132,10 @@ func CallEndGlue() {
 
 // endCallGlue is endCall for the glued ends.
 func endCallGlue(g, d uintptr) {
+	if e := current; e != nil && g == e.owner.Load() && !e.par.on.Load() {
+		e.callEndGlueAt(d) // begin's common case, as in endCall
+		return
+	}
 	if e := begin(g, -1); e != nil {
 		e.callEndGlueAt(d)
 	} else if e := parEngine(); e != nil {

@@ -396,6 +396,37 @@ func BenchmarkWaitGroupGoAPI(b *testing.B) {
 	}
 }
 
+// BenchmarkFibAPI is profiled fib's node as the rewriter writes it
+// (examples/fib), through the entry points of generated code: a glued
+// GroupGo whose child runs inline, a call between Enter and LeaveGlue,
+// and GroupWait, per internal node of fib(20).
+func BenchmarkFibAPI(b *testing.B) {
+	e, done := defaultEngine(b)
+	defer done()
+	old := current
+	current = e
+	defer func() { current = old }()
+	defer cpuTimer(b, fibEventCount(20))()
+	for i := 0; i < b.N; i++ {
+		benchSink = fibAPI(20)
+	}
+}
+
+func fibAPI(n int) int {
+	if n < 2 {
+		return n
+	}
+	var g errgroup.Group
+	var x int
+	GroupGo(Glued(2), &g, func() error {
+		x = fibAPI(n - 1)
+		return nil
+	})
+	y := LeaveGlue(Enter(3), fibAPI(n-2))
+	GroupWait(&g)
+	return x + y
+}
+
 // BenchmarkParlibForAPI is a parlib.For of 64 iterations split down to one,
 // as the rewriter writes it: 63 spawns, 64 pieces, one sync, per op.
 func BenchmarkParlibForAPI(b *testing.B) {

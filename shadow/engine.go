@@ -775,12 +775,14 @@ func (e *engine) adopt(f *frame, chain recRef) {
 // callBegin marks the start of an instrumented call at site, made by the Go
 // function at depth d. The engine's events take that depth, which the
 // package-level entry points measure (depth.go), or noDepth where the
-// function is not known.
-func (e *engine) callBegin(site SiteID, d uintptr) {
+// function is not known. It returns e, so that Enter need not keep the
+// engine in its frame across the call (see spawnBeginAt).
+func (e *engine) callBegin(site SiteID, d uintptr) *engine {
 	e.tick()
 	e.unwindTo(d)
 	e.push(site, d)
 	e.restart()
+	return e
 }
 
 // The methods above and below end the current strand (tick) and then take

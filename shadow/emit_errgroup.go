@@ -125,6 +125,10 @@ func GroupWait[G any, PG ErrGroup[G]](g PG) error {
 		w = beginWait(gid, d|depthOff)
 	}
 	err := g.Wait()
-	w.end(unsafe.Pointer(g))
+	if e := current; w.e == nil && e != nil && w.g == e.owner.Load() && !e.par.on.Load() {
+		e.waitAt(unsafe.Pointer(g), w.d) // waiting.end's common case
+	} else {
+		w.end(unsafe.Pointer(g))
+	}
 	return err
 }

@@ -53,7 +53,14 @@ func Enter(site SiteID) Entered {
 func Leave[T any](t Entered, v T) T {
 	if t.e != nil {
 		g, d := gdepth()
-		endCall(g, d|depthOff)
+		// endCall's common case, written out as Enter's is: callEndAt,
+		// out of line, inlines callEnd, which endCall's inlined copy of
+		// it calls.
+		if e := current; e != nil && g == e.owner.Load() && !e.par.on.Load() {
+			e.callEndAt(d | depthOff)
+		} else {
+			endCall(g, d|depthOff)
+		}
 	}
 	return v
 }

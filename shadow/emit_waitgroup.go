@@ -73,7 +73,16 @@ func WaitGroupAdd(wg *sync.WaitGroup, delta int) {
 //go:noinline
 func WaitGroupWait(wg *sync.WaitGroup) {
 	g, d := gdepth()
-	w := beginWait(g, d|depthOff)
+	// beginWait's and waiting.end's common cases, written out as in
+	// GroupWait.
+	w := waiting{g: g, d: d | depthOff}
+	if e := current; e != nil && e.par.on.Load() {
+		w = beginWait(g, d|depthOff)
+	}
 	wg.Wait()
-	w.end(unsafe.Pointer(wg))
+	if e := current; w.e == nil && e != nil && w.g == e.owner.Load() && !e.par.on.Load() {
+		e.waitAt(unsafe.Pointer(wg), w.d)
+	} else {
+		w.end(unsafe.Pointer(wg))
+	}
 }

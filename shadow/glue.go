@@ -116,7 +116,14 @@ func (e *engine) spawnEndGlueAt(obj unsafe.Pointer, d uintptr) {
 func LeaveGlue[T any](t Entered, v T) T {
 	if t.e != nil {
 		g, d := gdepth()
-		endCallGlue(g, d|depthOff)
+		// endCallGlue's common case, written out as Enter's is:
+		// callEndGlueAt, out of line, inlines tick and callEnd, which
+		// endCallGlue's inlined copy of it calls.
+		if e := current; e != nil && g == e.owner.Load() && !e.par.on.Load() {
+			e.callEndGlueAt(d | depthOff)
+		} else {
+			endCallGlue(g, d|depthOff)
+		}
 	}
 	return v
 }

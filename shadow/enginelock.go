@@ -66,15 +66,22 @@ const fifoEvery = 16
 type waiter struct{ ch chan struct{} }
 
 // Lock takes the lock, waiting for it if it is held.
+//
+// It and Unlock are small enough to inline: every event takes and
+// releases the lock, and calls of them were some 40 instructions of a
+// goroutine's engine work in parallel fib.
 func (l *engineLock) Lock() {
-	// Free, with or without waiters: a running goroutine takes it first.
-	if s := l.state.Load(); s&lockHeld == 0 && l.state.CompareAndSwap(s, s|lockHeld) {
-		return
+	// Free, with no waiter nor one woken, the common case.
+	if !l.state.CompareAndSwap(0, lockHeld) {
+		l.lockSlow()
 	}
-	l.lockSlow()
 }
 
 func (l *engineLock) lockSlow() {
+	// Free, with waiters: a running goroutine takes it first.
+	if s := l.state.Load(); s&lockHeld == 0 && l.state.CompareAndSwap(s, s|lockHeld) {
+		return
+	}
 	var w *waiter
 	for {
 		w = l.enqueue(w)
@@ -148,7 +155,15 @@ func (l *engineLock) TryLock() bool {
 
 // Unlock frees the lock and wakes a waiter, the newest as a rule.
 func (l *engineLock) Unlock() {
-	s := l.state.Add(-lockHeld)
+	// No waiter and none woken, the common case, leaves 0.
+	if s := l.state.Add(-lockHeld); s != 0 {
+		l.unlockSlow(s)
+	}
+}
+
+// unlockSlow is Unlock's end where the lock's state s, after the release,
+// is not 0.
+func (l *engineLock) unlockSlow(s int64) {
 	if s&lockHeld != 0 || s < 0 {
 		panic("shadow: unlock of an unlocked engine")
 	}

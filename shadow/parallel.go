@@ -139,7 +139,14 @@ func (e *engine) lock(now uint64, site SiteID) *gstate {
 //go:noinline
 func (e *engine) take(site SiteID) (st *gstate, home bool) {
 	g := getg()
-	st = e.stateOf() // before the lock: only g changes its entry
+	// stateOf, written out (before the lock: only g changes its entry):
+	// one call and one frame fewer per event.
+	if k := e.anchorKey; k != 0 {
+		st = anchorOwn(k)
+	}
+	if st == nil {
+		st = e.par.byG.get(g)
+	}
 	e.par.mu.Lock()
 	if st == nil && g == e.home && e.owner.Load() == 0 && !e.stopped {
 		// The goroutine that started the run takes the engine back
@@ -429,11 +436,10 @@ func (e *engine) startG(c *gstate) {
 	g := getg()
 	c.g = g
 	if k := e.anchorKey; k != 0 {
-		c.prev = e.anchored()
+		// Only an anchored prev is restored (leave): an entry in the
+		// table is found there again, so it is not looked up.
+		c.prev = anchorOwn(k)
 		c.prevAnchored = c.prev != nil
-		if c.prev == nil {
-			c.prev = e.par.byG.get(g)
-		}
 		c.anchoredBy.Store(g)
 		anchorStore(g^k, c)
 	} else {

@@ -96,9 +96,13 @@ func Stats(m Measure) (CPUStats, bool) {
 
 // cpuClock is the cpu measure of one thread.
 type cpuClock struct {
-	tsc    *tscClock // the clock's TSC path, or nil for nanotime
-	period uint64    // nanoseconds of clock between two checks
-	minGap uint64    // a window's loss below this is the reads' own skew
+	tsc *tscClock // the clock's TSC path, or nil for nanotime
+	// mult is tsc.mult, 0 where tsc is nil: Read's test of the path, a
+	// comparison with memory, and its factor, loaded from c again after
+	// the counter's read rather than kept across the call.
+	mult   uint64
+	period uint64 // nanoseconds of clock between two checks
+	minGap uint64 // a window's loss below this is the reads' own skew
 
 	checkWall uint64 // clock at the last check
 	checkCPU  uint64 // the thread's CPU time at the last check
@@ -138,6 +142,9 @@ func openCPU(period time.Duration) (*cpuClock, error) {
 	// compares it with the runtime's clock and gives it up if they part.
 	// A read costs 12 ns instead of nanotime's 30 on this VM.
 	c.tsc = openTSC()
+	if c.tsc != nil {
+		c.mult = c.tsc.mult
+	}
 	if _, err := c.cpu.read(); err != nil {
 		return nil, &OpenError{Measure: CPU, Cause: "reading the thread's CPU clock: " + err.Error(), Fallback: "use -measure clock", Err: err}
 	}
@@ -182,14 +189,29 @@ func (c *cpuClock) wall() uint64 {
 // It reads the clock itself rather than through wall, which does not
 // inline (the call to the runtime's clock costs more than the inliner's
 // budget): profiled fib, which reads six times a node, took 2% longer with
-// it (docs/benchmarks.md).
+// it (docs/benchmarks.md). The runtime's clock, where there is no TSC or it
+// was given up, is readNano's, out of line: with both paths here the TSC's
+// kept its factor's pointer across the counter's read and joined the other
+// path by a jump, 3 instructions a read more (callgrind, profiled fib).
 func (c *cpuClock) Read() uint64 {
 	var now uint64
-	if t := c.tsc; t != nil {
-		now = scaleTicks(rdtsc(), t.mult)
+	if c.mult != 0 {
+		now = scaleTicks(rdtsc(), c.mult)
 	} else {
-		now = uint64(nanotime())
+		return c.readNano()
 	}
+	if now-c.checkWall >= c.period {
+		now = c.check(now)
+	}
+	c.prevWall = now
+	return now - c.lost
+}
+
+// readNano is Read on the runtime's clock.
+//
+//go:noinline
+func (c *cpuClock) readNano() uint64 {
+	now := uint64(nanotime())
 	if now-c.checkWall >= c.period {
 		now = c.check(now)
 	}
@@ -265,7 +287,7 @@ func (c *cpuClock) tscCheck() uint64 {
 		if diff := dt - dn; first || dt >= 0 && dn >= 0 && diff < tscSkew+dn/64 && -diff < tscSkew+dn/64 {
 			return b
 		}
-		c.tsc = nil
+		c.tsc, c.mult = nil, 0
 		c.stats.TSCDisagreed = true
 		// Read returns wall - lost: on the runtime's clock from here,
 		// where the TSC would have been.

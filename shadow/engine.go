@@ -1029,7 +1029,7 @@ func (e *engine) spawnBeginSerial(site SiteID, d uintptr) {
 			fork = rp.grow()
 			r = &rp.recs[fork]
 		}
-		// (no count of live records to keep: see liveRecords)
+		// (no count of live records is kept: nothing reads one)
 		if up != 0 {
 			rp.recs[up].refs++
 		}

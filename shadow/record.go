@@ -44,16 +44,6 @@ type recordPool struct {
 	all  int // ever allocated: the peak, since free never shrinks
 }
 
-// liveRecords returns the number of records in use: every record made less
-// the free ones. It walks the free list (see profPool.liveNodes).
-func (rp *recordPool) liveRecords() int {
-	n := max(len(rp.recs)-1, 0)
-	for r := rp.free; r != 0; r = rp.recs[r].up {
-		n--
-	}
-	return n
-}
-
 func (rp *recordPool) get(id uint64, o, pos int64, conn bool, up recRef, g, k int32) recRef {
 	// The free record's slot is taken once, for its link and its fill,
 	// as in pushSpan: the slab does not move between.

@@ -194,7 +194,7 @@ func start(o options) error {
 	}
 	startWatchdog() // before the engine's first reading, so its cost is no strand's
 	e := newEngine(cfg, &registry)
-	e.merge = merge
+	e.setMerge(merge)
 	setStackCap()
 	current = e
 	watchedEngine.Store(e)

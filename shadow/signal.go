@@ -79,7 +79,7 @@ func (e *engine) halt() {
 	}
 	id := goroutineID()
 	stopper.Store(&id)
-	e.halting.Store(true)
+	e.rare.Or(rareHalting)
 	for range 1000 {
 		select {
 		case <-parked:

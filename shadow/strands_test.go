@@ -52,7 +52,7 @@ func runNoisy(t *testing.T, seed uint64, noise []int64, dir string, k int, fuel 
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.merge = s
+		e.setMerge(s)
 	}
 	o := newOracle(p.sites, 0)
 	n := &noisy{e: e, m: m, noise: noise}

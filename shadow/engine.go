@@ -988,7 +988,7 @@ func (e *engine) callEndTop() {
 	st := e.cur
 	n := len(st.frames) - 1
 	f := &st.frames[n]
-	if !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 ||
+	if !f.conn || f.subWork != 0 || f.rec|f.up != 0 ||
 		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin {
 		e.callEndSlow()
 		return
@@ -1025,7 +1025,7 @@ func (e *engine) callEndTop() {
 func (e *engine) callEndSlowCase() bool {
 	st := e.cur
 	f := &st.frames[len(st.frames)-1]
-	return f.topCS || f.topCaller || !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 ||
+	return f.topCS || f.topCaller || !f.conn || f.subWork != 0 || f.rec|f.up != 0 ||
 		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin
 }
 
@@ -1193,7 +1193,7 @@ func (e *engine) spawnEndSerial(obj unsafe.Pointer) {
 	n := len(st.frames) - 1
 	tk := &st.tasks[len(st.tasks)-1]
 	f := &st.frames[n]
-	if tk.done != nil || !f.conn || f.subWork != 0 || f.rec != 0 || f.up != 0 || e.wi != nil ||
+	if tk.done != nil || !f.conn || f.subWork != 0 || f.rec|f.up != 0 || e.wi != nil ||
 		int(f.ctx) >= len(e.onWork) || e.sizes[f.ctx].n <= outlierMin {
 		e.spawnEnd(obj)
 		return

@@ -1217,9 +1217,9 @@ func (e *engine) spawnEndSerial(obj unsafe.Pointer) {
 		e.pp.addLocal(&tk.path, f.ctx, f.ownWork)
 	} else {
 		e.finishTop(f, tk, w, work, span)
-	}
-	if f.topCS {
-		e.ap.pop(&st.act, f.site)
+		if f.topCS { // (not tested again after addLocal)
+			e.ap.pop(&st.act, f.site)
+		}
 	}
 	// The value, which takes the task's path and its reference on the
 	// fork's record.

@@ -955,10 +955,10 @@ func (e *engine) callEnd() {
 	st := e.cur
 	n := len(st.frames) - 1
 	f := &st.frames[n]
-	sz := &e.sizes[f.ctx]
-	// finish and pop, for this case.
+	// finish and pop, for this case; w before the histogram's store,
+	// which could alias e.onWork (a reload and a bounds check after it).
+	w, sz := &e.onWork[f.ctx], &e.sizes[f.ctx]
 	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(f.ownWork))]++
-	w := &e.onWork[f.ctx]
 	w.Local.Count++
 	w.Local.Work += f.ownWork
 	w.Local.Span += f.o

@@ -995,9 +995,9 @@ func (e *engine) callEndTop() {
 	}
 	// Not nested (callEndSlowCase said so): finish and pop, for this case.
 	ctx, own := f.ctx, f.ownWork
-	sz := &e.sizes[ctx]
+	// w before the histogram's store (see callEnd).
+	w, sz := &e.onWork[ctx], &e.sizes[ctx]
 	e.hists[int(sz.hist)*sizeBuckets+int(sizeBucket(own))]++
-	w := &e.onWork[ctx]
 	w.Local.Count++
 	w.Local.Work += own
 	w.Local.Span += f.o
